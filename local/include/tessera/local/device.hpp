@@ -1,0 +1,45 @@
+// Device: where an array lives. A runtime value, `host` or `cuda:i`, printable and comparable.
+#pragma once
+#include <compare>
+#include <iosfwd>
+#include <string>
+#include <string_view>
+
+namespace tessera {
+
+enum class DeviceKind : int { host = 0, cuda = 1 };
+
+class Device {
+ public:
+  constexpr Device() = default;  // host
+  static constexpr Device host() { return Device(); }
+  static constexpr Device cuda(int index) { return Device(DeviceKind::cuda, index); }
+  // Parses "host", "cpu", "cuda" (= cuda:0) or "cuda:N"; throws InvalidArgument otherwise.
+  static Device parse(std::string_view text);
+
+  constexpr DeviceKind kind() const { return kind_; }
+  constexpr int index() const { return index_; }
+  constexpr bool is_host() const { return kind_ == DeviceKind::host; }
+  constexpr bool is_cuda() const { return kind_ == DeviceKind::cuda; }
+  std::string str() const;
+
+  constexpr auto operator<=>(const Device&) const = default;
+
+ private:
+  constexpr Device(DeviceKind k, int i) : kind_(k), index_(i) {}
+  DeviceKind kind_ = DeviceKind::host;
+  int index_ = 0;
+};
+
+std::ostream& operator<<(std::ostream& os, const Device& d);
+
+// Number of CUDA devices this process sees: 0 in a build without CUDA, with no driver or no GPU.
+int cuda_device_count() noexcept;
+// Human-readable name: "host (x86_64, 2 cores)" or "NVIDIA H200 (cc 9.0, 139 GiB)".
+std::string device_description(const Device& d);
+// Throws InvalidArgument / BackendUnavailable unless `d` can be used by this process.
+void check_device_usable(const Device& d);
+// Makes `d` the calling thread's current CUDA device (no-op for host).
+void make_current(const Device& d);
+
+}  // namespace tessera

@@ -1,0 +1,51 @@
+// The error hierarchy. Every message says what went wrong, where (rank, device) and why:
+//   "shape mismatch in add: [512,512] vs [512,256] (rank 3, cuda:1)"
+#pragma once
+#include <stdexcept>
+#include <string>
+
+#include "tessera/local/device.hpp"
+
+namespace tessera {
+
+// The rank used in error messages. Runtime sets it from MPI; before that it falls back to the
+// launcher's environment (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), or -1 if unknown.
+int process_rank() noexcept;
+void set_process_rank(int rank) noexcept;
+
+class Error : public std::runtime_error {
+ public:
+  // `what()` is `message` followed by " (rank r)" or " (rank r, <device>)".
+  explicit Error(const std::string& message);
+  Error(const std::string& message, const Device& device);
+  const std::string& message() const noexcept { return message_; }
+  int rank() const noexcept { return rank_; }
+
+ private:
+  std::string message_;
+  int rank_;
+};
+
+// A bad argument from the caller: sizes, indices, options.
+class InvalidArgument : public Error { using Error::Error; };
+// Operands on different devices.
+class DeviceMismatch : public Error { using Error::Error; };
+// Operands of incompatible shapes.
+class ShapeMismatch : public Error { using Error::Error; };
+// An allocation that did not fit.
+class OutOfMemory : public Error { using Error::Error; };
+// A backend (CUDA, NCCL) asked for but not built in or not usable here.
+class BackendUnavailable : public Error { using Error::Error; };
+// A failed CUDA runtime/library call that is not sticky (sticky ones abort the process).
+class CudaError : public Error {
+ public:
+  CudaError(const std::string& message, int code) : Error(message), code_(code) {}
+  CudaError(const std::string& message, int code, const Device& device)
+      : Error(message, device), code_(code) {}
+  int code() const noexcept { return code_; }
+
+ private:
+  int code_;
+};
+
+}  // namespace tessera

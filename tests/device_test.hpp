@@ -1,0 +1,51 @@
+// Device-parameterised tests: a test body written once runs for `host` and for `cuda`.
+//   template <class K> class MySuite : public tessera::testing::DeviceTest<K> {};
+//   TYPED_TEST_SUITE(MySuite, tessera::testing::DeviceKinds, tessera::testing::DeviceKindNames);
+//   TYPED_TEST(MySuite, Works) { auto dev = this->device(); ... }
+// The CUDA instance skips, with the reason, in builds without CUDA or when no GPU is visible.
+#pragma once
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <string>
+#include <type_traits>
+
+#include "tessera/config.hpp"
+#include "tessera/local/device.hpp"
+
+namespace tessera::testing {
+
+struct HostKind {};
+struct CudaKind {};
+using DeviceKinds = ::testing::Types<HostKind, CudaKind>;
+
+struct DeviceKindNames {
+  template <class K>
+  static std::string GetName(int) {
+    return std::is_same_v<K, CudaKind> ? "cuda" : "host";
+  }
+};
+
+// Called by mpi_main: records this rank's node-local rank for device selection.
+void init_test_environment(MPI_Comm world);
+int node_local_rank();
+
+template <class K>
+class DeviceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if constexpr (std::is_same_v<K, CudaKind>) {
+      if (!TESSERA_HAVE_CUDA) GTEST_SKIP() << "CUDA backend not built into this Tessera";
+      const int gpus = cuda_device_count();
+      if (gpus == 0) GTEST_SKIP() << "no GPU visible to this process";
+      device_ = Device::cuda(node_local_rank() % gpus);
+      make_current(device_);
+    }
+  }
+  Device device() const { return device_; }
+
+ private:
+  Device device_ = Device::host();
+};
+
+}  // namespace tessera::testing
