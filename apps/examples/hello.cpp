@@ -38,17 +38,16 @@ int main(int argc, char** argv) {
   long long wrong = static_cast<long long>(wrong_local);
   for (std::size_t i = 0; i < n; ++i) wrong += v[i] != p * static_cast<double>(i) + p * (p - 1) / 2;
 
-  // Print in rank order.
-  for (int r = 0; r < rt.size(); ++r) {
-    if (r == rt.rank()) {
-      std::printf("rank %d/%d (node-local %d): %s = %s, self-test %s\n", rt.rank(), rt.size(),
-                  rt.local_rank(), rt.device().str().c_str(),
-                  tessera::device_description(rt.device()).c_str(),
-                  wrong_local == 0 ? "ok" : "FAILED");
-      std::fflush(stdout);
-    }
-    rt.world().barrier();
-  }
+  // Rank 0 prints every rank's line, in rank order (stdout of different ranks interleaves).
+  char line[256];
+  std::snprintf(line, sizeof line, "rank %d/%d (node-local %d): %s = %s, self-test %s", rt.rank(),
+                rt.size(), rt.local_rank(), rt.device().str().c_str(),
+                tessera::device_description(rt.device()).c_str(), wrong_local == 0 ? "ok" : "FAILED");
+  std::vector<char> lines(rt.rank() == 0 ? sizeof line * rt.size() : 1);
+  TESSERA_CHECK_MPI(MPI_Gather(line, sizeof line, MPI_CHAR, lines.data(), sizeof line, MPI_CHAR, 0,
+                               rt.world().mpi_comm()));
+  if (rt.rank() == 0)
+    for (int r = 0; r < rt.size(); ++r) std::printf("%s\n", lines.data() + r * sizeof line);
   wrong = rt.world().all_reduce(wrong, tessera::comm::ReduceOp::sum);
   if (rt.rank() == 0)
     std::printf("all-reduce of %zu doubles over %d ranks: %s (%lld wrong)\n", n, rt.size(),
