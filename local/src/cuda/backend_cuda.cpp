@@ -139,3 +139,15 @@ void memcpy_async(void* dst, const void* src, std::size_t bytes, int device, voi
   TESSERA_CHECK_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, as_stream(stream)));
 }
 }  // namespace tessera::detail::cuda
+
+namespace tessera::local::detail {
+int multiprocessor_count(int device) {
+  static std::mutex mu;
+  static std::vector<int> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  if (device >= static_cast<int>(cache.size())) cache.resize(device + 1, 0);
+  if (cache[device] == 0)
+    TESSERA_CHECK_CUDA(cudaDeviceGetAttribute(&cache[device], cudaDevAttrMultiProcessorCount, device));
+  return cache[device];
+}
+}  // namespace tessera::local::detail

@@ -1,0 +1,125 @@
+// Local FFT plans: cuFFT on CUDA devices, FFTW3 on host. Complex-to-complex, real-to-complex and
+// complex-to-real; 1-, 2- and 3-D; batched with arbitrary strides ("many"/advanced layout); plans
+// cached by their descriptor. Raw-pointer API: the distributed FFT builds on it.
+//
+// Layout (as fftw_plan_many_dft / cufftPlanMany, but 64-bit). Per side (input, output), with the
+// side's logical dims m[0..rank-1], embed e[], stride s and distance D, element (b, x0, .., x_r-1)
+// of batch b lives at  base[b*D + s*(x_r-1 + e[r-1]*(x_r-2 + e[r-2]*(... + e[1]*x0)))],  counted in
+// elements of the side's type (real for the real side of r2c/c2r, complex otherwise).
+//   c2c: m = n on both sides.     r2c: input real m = n, output complex m = n with last n/2+1.
+//   c2r: input complex m = n with last n/2+1, output real m = n.
+// Transforms are unnormalized: backward(forward(x)) = (n0*..*n_r-1) * x.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <string>
+
+#include "tessera/local/device.hpp"
+#include "tessera/local/stream.hpp"
+
+namespace tessera::fft {
+
+enum class Kind : int { c2c, r2c, c2r };
+enum class Precision : int { single, double_ };  // complex64 / complex128 (float / double real)
+enum class Direction : int { forward = -1, backward = +1 };  // the sign of the exponent
+
+// What a plan computes; also the cache key. Fields left 0 take the defaults below (normalize()
+// fills them in; Plan::desc() returns the filled-in form).
+struct PlanDesc {
+  Device device;
+  Kind kind = Kind::c2c;
+  Precision precision = Precision::double_;
+  int rank = 1;                   // 1..3
+  std::array<long long, 3> n{};   // logical sizes (real-space for r2c/c2r); 0 beyond rank
+  long long batch = 1;            // number of transforms, >= 1
+  // Embeds: 0 (all) = the side's logical dims, except the real side of an in-place r2c/c2r whose
+  // last embed is 2*(n[r-1]/2+1) (rows padded to hold the complex result). Entries beyond rank 0.
+  std::array<long long, 3> inembed{}, onembed{};
+  long long istride = 0, ostride = 0;  // 0 = 1
+  long long idist = 0, odist = 0;      // 0 = stride * product of the embeds (packed batches)
+  // In-place: execute with in == out. Output fields left 0 then follow the input's layout
+  // (c2c: equal; r2c: last embed and dist halved; c2r: doubled), so both views share memory.
+  bool in_place = false;
+  // c2r out of place only: true keeps `in` intact by transforming a copy (in the work area);
+  // false lets the backend clobber `in` (both FFTW and cuFFT do), saving the copy.
+  bool preserve_input = true;
+
+  bool operator==(const PlanDesc&) const = default;
+};
+
+// Contiguous row-major data, packed batches: n = {n0[, n1[, n2]]}; rank = n.size() (1..3, else
+// InvalidArgument). Layout fields are left 0 (defaults); the rest is validated by normalize().
+PlanDesc make_desc(Device device, Kind kind, Precision precision, std::initializer_list<long long> n,
+                   long long batch = 1, bool in_place = false);
+
+// Validates `d` and fills in its defaults. Throws InvalidArgument naming the offending field and
+// value (e.g. "fft plan: n[1]=0 must be > 0"), BackendUnavailable for a CUDA device in a build
+// without CUDA, InvalidArgument for a CUDA device this process does not see.
+PlanDesc normalize(const PlanDesc& d);
+
+// Elements spanned from the base pointer by the input / output (what to allocate), and bytes.
+// An in-place transform needs max(input_bytes, output_bytes) in one buffer.
+long long input_elements(const PlanDesc& d);
+long long output_elements(const PlanDesc& d);
+std::size_t input_bytes(const PlanDesc& d);
+std::size_t output_bytes(const PlanDesc& d);
+
+// "c2c double [6,5,7] batch 1 on host" (plus the layout when it is not the default).
+std::string to_string(const PlanDesc& d);
+
+namespace detail {
+// A backend's plan; Plan validates arguments before calling it.
+class PlanBackend {
+ public:
+  virtual ~PlanBackend() = default;
+  virtual std::size_t work_bytes() const noexcept = 0;
+  virtual void execute(const void* in, void* out, Direction dir, const Stream& s, void* work) const = 0;
+};
+std::unique_ptr<PlanBackend> make_fftw_plan(const PlanDesc& normalized);
+std::unique_ptr<PlanBackend> make_cufft_plan(const PlanDesc& normalized);  // CUDA builds only
+}  // namespace detail
+
+class Plan {
+ public:
+  // An uncached plan; get_plan() shares one per descriptor.
+  explicit Plan(const PlanDesc& desc);
+  ~Plan();
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+
+  const PlanDesc& desc() const noexcept { return desc_; }  // normalized
+  // Scratch bytes an execution needs on the plan's device (cuFFT work area, plus the input copy
+  // of a preserving out-of-place c2r); 0 when none.
+  std::size_t work_bytes() const noexcept;
+
+  // Transforms `in` into `out` (device pointers on the plan's device; in == out iff in_place).
+  // c2c takes either direction; r2c only forward, c2r only backward. CUDA: enqueued on `stream`,
+  // no host synchronization; host: runs now. `work`, if given, is scratch of >= work_bytes() on the
+  // device, 256-byte aligned, that no concurrent execution uses; else a pool buffer is taken,
+  // ordered on `stream`.
+  // Safe to call concurrently from several threads (cached plans are shared).
+  void execute(const void* in, void* out, Direction dir, const Stream& stream,
+               void* work = nullptr) const;
+  // Same, on the device's default stream.
+  void execute(const void* in, void* out, Direction dir) const;
+
+ private:
+  PlanDesc desc_;
+  std::unique_ptr<detail::PlanBackend> backend_;
+};
+
+// The cached plan for `desc` (normalized first, so equivalent descriptors share a plan); created on
+// first use. Thread-safe. Plans stay alive while someone holds them, even after clear_plan_cache().
+std::shared_ptr<const Plan> get_plan(const PlanDesc& desc);
+std::size_t plan_cache_size();
+void clear_plan_cache();
+
+}  // namespace tessera::fft
+
+template <>
+struct std::hash<tessera::fft::PlanDesc> {
+  std::size_t operator()(const tessera::fft::PlanDesc& d) const noexcept;
+};

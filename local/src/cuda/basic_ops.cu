@@ -1,0 +1,1 @@
+#include "../detail/basic_ops_all.inc"

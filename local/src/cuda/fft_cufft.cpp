@@ -1,0 +1,146 @@
+// The cuFFT backend of tessera::fft::Plan: 64-bit advanced-layout plans (cufftMakePlanMany64)
+// without auto-allocated work areas; each execution takes its work area from the stream-ordered
+// pool (or the caller), so concurrent executions on different streams never share scratch.
+#include <cuda_runtime_api.h>
+#include <cufft.h>
+
+#include <mutex>
+#include <string>
+
+#include "tessera/local/cuda_check.hpp"
+#include "tessera/local/error.hpp"
+#include "tessera/local/fft_plan.hpp"
+#include "tessera/local/memory.hpp"
+
+namespace tessera::fft::detail {
+namespace {
+
+const char* cufft_result_name(cufftResult r) {
+  switch (r) {
+    case CUFFT_SUCCESS: return "CUFFT_SUCCESS";
+    case CUFFT_INVALID_PLAN: return "CUFFT_INVALID_PLAN";
+    case CUFFT_ALLOC_FAILED: return "CUFFT_ALLOC_FAILED";
+    case CUFFT_INVALID_TYPE: return "CUFFT_INVALID_TYPE";
+    case CUFFT_INVALID_VALUE: return "CUFFT_INVALID_VALUE";
+    case CUFFT_INTERNAL_ERROR: return "CUFFT_INTERNAL_ERROR";
+    case CUFFT_EXEC_FAILED: return "CUFFT_EXEC_FAILED";
+    case CUFFT_SETUP_FAILED: return "CUFFT_SETUP_FAILED";
+    case CUFFT_INVALID_SIZE: return "CUFFT_INVALID_SIZE";
+    case CUFFT_UNALIGNED_DATA: return "CUFFT_UNALIGNED_DATA";
+    case CUFFT_INVALID_DEVICE: return "CUFFT_INVALID_DEVICE";
+    case CUFFT_NO_WORKSPACE: return "CUFFT_NO_WORKSPACE";
+    case CUFFT_NOT_IMPLEMENTED: return "CUFFT_NOT_IMPLEMENTED";
+    case CUFFT_NOT_SUPPORTED: return "CUFFT_NOT_SUPPORTED";
+    default: return "unknown cufftResult";
+  }
+}
+
+[[noreturn]] void cufft_failure(cufftResult r, const char* expr, const char* file, int line) {
+  const std::string msg = std::string("cuFFT call failed: ") + expr + " returned " +
+                          cufft_result_name(r) + " (" + std::to_string(static_cast<int>(r)) +
+                          ") at " + file + ":" + std::to_string(line);
+  int dev = -1;
+  if (cudaGetDevice(&dev) != cudaSuccess) throw Error(msg);
+  if (r == CUFFT_ALLOC_FAILED) throw OutOfMemory(msg, Device::cuda(dev));
+  throw Error(msg, Device::cuda(dev));
+}
+
+#define TESSERA_CHECK_CUFFT(call)                                             \
+  do {                                                                        \
+    const cufftResult tessera_fft_res_ = (call);                              \
+    if (tessera_fft_res_ != CUFFT_SUCCESS)                                    \
+      cufft_failure(tessera_fft_res_, #call, __FILE__, __LINE__);             \
+  } while (0)
+
+cufftType cufft_type(const PlanDesc& d) {
+  const bool sp = d.precision == Precision::single;
+  switch (d.kind) {
+    case Kind::c2c: return sp ? CUFFT_C2C : CUFFT_Z2Z;
+    case Kind::r2c: return sp ? CUFFT_R2C : CUFFT_D2Z;
+    case Kind::c2r: return sp ? CUFFT_C2R : CUFFT_Z2D;
+  }
+  return CUFFT_Z2Z;
+}
+
+constexpr std::size_t work_alignment = 256;  // cuFFT wants aligned work areas, as cudaMalloc gives
+
+class CufftPlan final : public PlanBackend {
+ public:
+  explicit CufftPlan(const PlanDesc& d) : d_(d), type_(cufft_type(d)) {
+    DeviceGuard guard(d.device);
+    TESSERA_CHECK_CUFFT(cufftCreate(&handle_));
+    try {
+      TESSERA_CHECK_CUFFT(cufftSetAutoAllocation(handle_, 0));
+      long long n[3], inembed[3], onembed[3];  // cuFFT takes non-const arrays
+      for (int i = 0; i < 3; ++i) n[i] = d.n[i], inembed[i] = d.inembed[i], onembed[i] = d.onembed[i];
+      std::size_t ws = 0;
+      TESSERA_CHECK_CUFFT(cufftMakePlanMany64(handle_, d.rank, n, inembed, d.istride, d.idist, onembed,
+                                              d.ostride, d.odist, type_, d.batch, &ws));
+      cufft_work_ = ws;
+    } catch (...) {
+      (void)cufftDestroy(handle_);
+      throw;
+    }
+    // cuFFT clobbers the input of an out-of-place c2r: a preserving plan transforms a copy.
+    if (d.kind == Kind::c2r && !d.in_place && d.preserve_input) {
+      in_bytes_ = input_bytes(d);
+      copy_bytes_ = (in_bytes_ + work_alignment - 1) / work_alignment * work_alignment;
+    }
+  }
+  ~CufftPlan() override { (void)cufftDestroy(handle_); }
+
+  std::size_t work_bytes() const noexcept override { return copy_bytes_ + cufft_work_; }
+
+  void execute(const void* in, void* out, Direction dir, const Stream& s, void* work) const override {
+    DeviceGuard guard(d_.device);
+    const auto stream = static_cast<cudaStream_t>(s.native());
+    Buffer pooled;
+    if (!work && work_bytes() > 0) {
+      pooled = Buffer(work_bytes(), s);  // freed on `s` after the transform: stream-ordered reuse
+      work = pooled.data();
+    }
+    void* src = const_cast<void*>(in);  // cuFFT only writes to the input of c2r
+    if (copy_bytes_) {
+      TESSERA_CHECK_CUDA(cudaMemcpyAsync(work, in, in_bytes_, cudaMemcpyDeviceToDevice, stream));
+      src = work;
+    }
+    // The stream and work area are plan state: set and use them under one lock.
+    std::lock_guard<std::mutex> lock(mu_);
+    TESSERA_CHECK_CUFFT(cufftSetStream(handle_, stream));
+    if (cufft_work_) TESSERA_CHECK_CUFFT(cufftSetWorkArea(handle_, static_cast<char*>(work) + copy_bytes_));
+    const int sign = static_cast<int>(dir);  // CUFFT_FORWARD = -1, CUFFT_INVERSE = +1
+    switch (type_) {
+      case CUFFT_C2C:
+        TESSERA_CHECK_CUFFT(cufftExecC2C(handle_, static_cast<cufftComplex*>(src), static_cast<cufftComplex*>(out), sign));
+        break;
+      case CUFFT_Z2Z:
+        TESSERA_CHECK_CUFFT(cufftExecZ2Z(handle_, static_cast<cufftDoubleComplex*>(src), static_cast<cufftDoubleComplex*>(out), sign));
+        break;
+      case CUFFT_R2C:
+        TESSERA_CHECK_CUFFT(cufftExecR2C(handle_, static_cast<cufftReal*>(src), static_cast<cufftComplex*>(out)));
+        break;
+      case CUFFT_D2Z:
+        TESSERA_CHECK_CUFFT(cufftExecD2Z(handle_, static_cast<cufftDoubleReal*>(src), static_cast<cufftDoubleComplex*>(out)));
+        break;
+      case CUFFT_C2R:
+        TESSERA_CHECK_CUFFT(cufftExecC2R(handle_, static_cast<cufftComplex*>(src), static_cast<cufftReal*>(out)));
+        break;
+      case CUFFT_Z2D:
+        TESSERA_CHECK_CUFFT(cufftExecZ2D(handle_, static_cast<cufftDoubleComplex*>(src), static_cast<cufftDoubleReal*>(out)));
+        break;
+    }
+  }
+
+ private:
+  PlanDesc d_;
+  cufftType type_;
+  cufftHandle handle_ = 0;
+  std::size_t cufft_work_ = 0, copy_bytes_ = 0, in_bytes_ = 0;
+  mutable std::mutex mu_;
+};
+
+}  // namespace
+
+std::unique_ptr<PlanBackend> make_cufft_plan(const PlanDesc& d) { return std::make_unique<CufftPlan>(d); }
+
+}  // namespace tessera::fft::detail

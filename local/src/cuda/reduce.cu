@@ -1,0 +1,1 @@
+#include "../detail/reduce_all.inc"

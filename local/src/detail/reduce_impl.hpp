@@ -1,0 +1,262 @@
+// The reductions, written once: host loops always, CUDA kernels (CUB block reductions) when
+// compiled by nvcc. Included by src/cuda/reduce.cu or src/host/reduce.cpp.
+#pragma once
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "tessera/local/expr.hpp"
+#include "tessera/local/reduce.hpp"
+#ifdef __CUDACC__
+#include <cub/block/block_reduce.cuh>
+#endif
+
+namespace tessera::local::detail {
+
+template <class D> struct ArgAcc { D v; index_t i; };
+
+// Per-operation accumulator: identity, the value an element contributes, and the combination.
+template <class T, ReduceOp Op>
+struct Red {
+  using D = dev_t<T>;
+  using R = reduce_result_t<T, Op>;
+  static constexpr bool is_arg = Op == ReduceOp::argmin || Op == ReduceOp::argmax;
+  using acc = std::conditional_t<is_arg, ArgAcc<D>, dev_t<R>>;
+
+  static TESSERA_HD acc identity() {
+    if constexpr (Op == ReduceOp::sum || Op == ReduceOp::sumsq) return acc(0);
+    else if constexpr (Op == ReduceOp::prod) return acc(1);
+    else if constexpr (Op == ReduceOp::min) return std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity() : std::numeric_limits<T>::max();
+    else if constexpr (Op == ReduceOp::max) return std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::lowest();
+    else if constexpr (Op == ReduceOp::any) return false;
+    else if constexpr (Op == ReduceOp::all) return true;
+    else return acc{D(), -1};
+  }
+  static TESSERA_HD acc load(const D& v, index_t i) {
+    if constexpr (Op == ReduceOp::sumsq) {
+      if constexpr (is_cplx<D>::value) return v.real() * v.real() + v.imag() * v.imag();
+      else return v * v;
+    } else if constexpr (Op == ReduceOp::any || Op == ReduceOp::all) {
+      return v != D(0);
+    } else if constexpr (is_arg) {
+      return acc{v, i};
+    } else {
+      return convert<acc>(v);
+    }
+  }
+  static TESSERA_HD acc combine(const acc& a, const acc& b) {
+    if constexpr (Op == ReduceOp::sum || Op == ReduceOp::sumsq) return a + b;
+    else if constexpr (Op == ReduceOp::prod) return a * b;
+    else if constexpr (Op == ReduceOp::min) return b < a ? b : a;
+    else if constexpr (Op == ReduceOp::max) return a < b ? b : a;
+    else if constexpr (Op == ReduceOp::any) return a || b;
+    else if constexpr (Op == ReduceOp::all) return a && b;
+    else {
+      if (a.i < 0) return b;
+      if (b.i < 0) return a;
+      const bool better = Op == ReduceOp::argmin ? (b.v < a.v) : (a.v < b.v);
+      if (better || (!(a.v < b.v) && !(b.v < a.v) && b.i < a.i)) return b;
+      return a;
+    }
+  }
+  static TESSERA_HD R finalize(const acc& a) {
+    if constexpr (is_arg) return a.i;
+    else return convert<R>(a);
+  }
+};
+
+// Element offset of flat row-major index i in a (6-d, any strides).
+TESSERA_HD inline index_t offset_of(index_t i, const index_t* shape, const index_t* strides) {
+  index_t off = 0;
+  for (int d = kMaxRank - 1; d >= 0; --d) {
+    off += (i % shape[d]) * strides[d];
+    i /= shape[d];
+  }
+  return off;
+}
+
+// Pairwise combination keeps rounding error O(log n) for sums on host.
+template <class RD>
+typename RD::acc host_reduce_range(const dev_t<typename RD::R>*, const typename RD::D* p, index_t lo, index_t hi,
+                                   const Array6<typename RD::R>*, const index_t* shape, const index_t* strides,
+                                   bool contiguous) {
+  if (hi - lo <= 256) {
+    auto acc = RD::identity();
+    for (index_t i = lo; i < hi; ++i)
+      acc = RD::combine(acc, RD::load(p[contiguous ? i : offset_of(i, shape, strides)], i));
+    return acc;
+  }
+  const index_t mid = lo + (hi - lo) / 2;
+  return RD::combine(host_reduce_range<RD>(nullptr, p, lo, mid, nullptr, shape, strides, contiguous),
+                     host_reduce_range<RD>(nullptr, p, mid, hi, nullptr, shape, strides, contiguous));
+}
+
+template <class T, ReduceOp Op>
+void check_nonempty(const Array6<T>& a, index_t n) {
+  if (n == 0 && (Op == ReduceOp::min || Op == ReduceOp::max || Op == ReduceOp::argmin || Op == ReduceOp::argmax))
+    throw InvalidArgument("zero-size array to a reduction (min/max/argmin/argmax) that has no identity", a.device());
+}
+
+#ifdef __CUDACC__
+constexpr int kReduceThreads = 256;
+
+template <class RD, int V>
+__global__ void reduce_partials_kernel(const typename RD::D* p, index_t n, Shape<kMaxRank> shape,
+                                       Shape<kMaxRank> strides, bool contiguous, typename RD::acc* partials) {
+  using acc_t = typename RD::acc;
+  using BR = cub::BlockReduce<acc_t, kReduceThreads>;
+  __shared__ typename BR::TempStorage tmp;
+  acc_t acc = RD::identity();
+  const index_t tid = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const index_t nthreads = static_cast<index_t>(gridDim.x) * blockDim.x;
+  if (contiguous && V > 1) {
+    // 16-byte loads: V elements per load, several loads in flight per thread.
+    struct alignas(16) Vec { typename RD::D e[V]; };
+    const Vec* pv = reinterpret_cast<const Vec*>(p);
+    const index_t nv = n / V;
+    index_t j = tid;
+    for (; j + 3 * nthreads < nv; j += 4 * nthreads) {
+      Vec v0 = pv[j], v1 = pv[j + nthreads], v2 = pv[j + 2 * nthreads], v3 = pv[j + 3 * nthreads];
+#pragma unroll
+      for (int k = 0; k < V; ++k) {
+        acc = RD::combine(acc, RD::load(v0.e[k], 0));
+        acc = RD::combine(acc, RD::load(v1.e[k], 0));
+        acc = RD::combine(acc, RD::load(v2.e[k], 0));
+        acc = RD::combine(acc, RD::load(v3.e[k], 0));
+      }
+    }
+    for (; j < nv; j += nthreads) {
+      Vec v0 = pv[j];
+#pragma unroll
+      for (int k = 0; k < V; ++k) acc = RD::combine(acc, RD::load(v0.e[k], 0));
+    }
+    for (index_t i = nv * V + tid; i < n; i += nthreads) acc = RD::combine(acc, RD::load(p[i], i));
+  } else {
+    for (index_t i = tid; i < n; i += nthreads)
+      acc = RD::combine(acc, RD::load(p[contiguous ? i : offset_of(i, shape.data(), strides.data())], i));
+  }
+  acc_t r = BR(tmp).Reduce(acc, [](const acc_t& a, const acc_t& b) { return RD::combine(a, b); });
+  if (threadIdx.x == 0) partials[blockIdx.x] = r;
+}
+
+template <class RD>
+__global__ void reduce_final_kernel(const typename RD::acc* partials, int count, dev_t<typename RD::R>* out) {
+  using acc_t = typename RD::acc;
+  using BR = cub::BlockReduce<acc_t, kReduceThreads>;
+  __shared__ typename BR::TempStorage tmp;
+  acc_t acc = RD::identity();
+  for (int i = threadIdx.x; i < count; i += blockDim.x) acc = RD::combine(acc, partials[i]);
+  acc_t r = BR(tmp).Reduce(acc, [](const acc_t& a, const acc_t& b) { return RD::combine(a, b); });
+  if (threadIdx.x == 0) *out = convert<dev_t<typename RD::R>>(RD::finalize(r));
+}
+
+template <class RD>
+__global__ void reduce_axis_kernel(const typename RD::D* p, index_t m, int axis, index_t len, Shape<kMaxRank> oshape,
+                                   Shape<kMaxRank> strides, Shape<kMaxRank> ostrides, dev_t<typename RD::R>* out) {
+  for (index_t o = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < m;
+       o += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    const index_t in_off = offset_of(o, oshape.data(), strides.data());
+    auto acc = RD::identity();
+    for (index_t j = 0; j < len; ++j) acc = RD::combine(acc, RD::load(p[in_off + j * strides[axis]], j));
+    out[offset_of(o, oshape.data(), ostrides.data())] = convert<dev_t<typename RD::R>>(RD::finalize(acc));
+  }
+}
+#endif
+
+template <class T, ReduceOp Op>
+void reduce_all6(const Array6<T>& a, reduce_result_t<T, Op>* result, bool on_device) {
+  using RD = Red<T, Op>;
+  using R = reduce_result_t<T, Op>;
+  const index_t n = a.size();
+  check_nonempty<T, Op>(a, n);
+  const auto* p = reinterpret_cast<const typename RD::D*>(a.data());
+  // Flat indices (argmin/argmax) count over the logical shape, so views keep numpy's meaning.
+  const bool contiguous = a.is_contiguous();
+  if (a.device().is_host()) {
+    const R r = RD::finalize(host_reduce_range<RD>(nullptr, p, 0, n, nullptr, a.shape().data(), a.strides().data(), contiguous));
+    std::memcpy(result, &r, sizeof(R));
+    return;
+  }
+#ifdef __CUDACC__
+  DeviceGuard guard(a.device());
+  const Stream& s = Stream::default_for(a.device());
+  auto cs = static_cast<cudaStream_t>(s.native());
+  const int sms = multiprocessor_count(a.device().index());
+  constexpr int V = (RD::is_arg || sizeof(typename RD::D) > 16) ? 1 : 16 / sizeof(typename RD::D);
+  const bool vec = contiguous && V > 1 && reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
+  const index_t per_block = kReduceThreads * (vec ? 4 * V : 1);
+  const int blocks = static_cast<int>(std::max<index_t>(1, std::min<index_t>((n + per_block - 1) / per_block, sms * 4)));
+  Buffer partials(sizeof(typename RD::acc) * blocks, s);
+  Buffer scratch(on_device ? 0 : sizeof(R), s);
+  auto* out = reinterpret_cast<dev_t<R>*>(on_device ? static_cast<void*>(result) : scratch.data());
+  if (vec)
+    reduce_partials_kernel<RD, V><<<blocks, kReduceThreads, 0, cs>>>(p, n, a.shape(), a.strides(), true,
+                                                                     static_cast<typename RD::acc*>(partials.data()));
+  else
+    reduce_partials_kernel<RD, 1><<<blocks, kReduceThreads, 0, cs>>>(p, n, a.shape(), a.strides(), contiguous,
+                                                                     static_cast<typename RD::acc*>(partials.data()));
+  TESSERA_CHECK_CUDA(cudaGetLastError());
+  reduce_final_kernel<RD><<<1, kReduceThreads, 0, cs>>>(static_cast<typename RD::acc*>(partials.data()), blocks, out);
+  TESSERA_CHECK_CUDA(cudaGetLastError());
+  note_kernel_launch();
+  note_kernel_launch();
+  if (!on_device) {
+    TESSERA_CHECK_CUDA(cudaMemcpyAsync(result, out, sizeof(R), cudaMemcpyDeviceToHost, cs));
+    s.synchronize();
+  }
+#else
+  (void)result;
+  (void)on_device;
+  throw BackendUnavailable("reduction on " + a.device().str() + " needs the CUDA backend", a.device());
+#endif
+}
+
+template <class T, ReduceOp Op>
+void reduce_axis6(const Array6<T>& a, int axis, const Array6<reduce_result_t<T, Op>>& out) {
+  using RD = Red<T, Op>;
+  using R = reduce_result_t<T, Op>;
+  if (out.device() != a.device())
+    throw DeviceMismatch("reduction along an axis: input on " + a.device().str() + ", output on " + out.device().str(),
+                         a.device());
+  const index_t len = a.shape()[axis];
+  if (len == 0) check_nonempty<T, Op>(a, 0);
+  const index_t m = out.size();
+  const auto* p = reinterpret_cast<const typename RD::D*>(a.data());
+  auto* o = reinterpret_cast<dev_t<R>*>(out.data());
+  if (a.device().is_host()) {
+    for (index_t k = 0; k < m; ++k) {
+      const index_t in_off = offset_of(k, out.shape().data(), a.strides().data());
+      auto acc = RD::identity();
+      for (index_t j = 0; j < len; ++j) acc = RD::combine(acc, RD::load(p[in_off + j * a.strides()[axis]], j));
+      o[offset_of(k, out.shape().data(), out.strides().data())] = convert<dev_t<R>>(RD::finalize(acc));
+    }
+    return;
+  }
+#ifdef __CUDACC__
+  DeviceGuard guard(a.device());
+  auto cs = static_cast<cudaStream_t>(Stream::default_for(a.device()).native());
+  const int blocks = static_cast<int>(std::max<index_t>(1, std::min<index_t>((m + 255) / 256, 65535)));
+  reduce_axis_kernel<RD><<<blocks, 256, 0, cs>>>(p, m, axis, len, out.shape(), a.strides(), out.strides(), o);
+  TESSERA_CHECK_CUDA(cudaGetLastError());
+  note_kernel_launch();
+#else
+  throw BackendUnavailable("reduction on " + a.device().str() + " needs the CUDA backend", a.device());
+#endif
+}
+
+}  // namespace tessera::local::detail
+
+#define TESSERA_INSTANTIATE_REDUCTION(T, OP)                                                              \
+  template void tessera::local::detail::reduce_all6<T, OP>(const Array6<T>&, reduce_result_t<T, OP>*, bool); \
+  template void tessera::local::detail::reduce_axis6<T, OP>(const Array6<T>&, int, const Array6<reduce_result_t<T, OP>>&);
+#define TESSERA_INSTANTIATE_COMMON_REDUCTIONS(T)               \
+  TESSERA_INSTANTIATE_REDUCTION(T, ReduceOp::sum)              \
+  TESSERA_INSTANTIATE_REDUCTION(T, ReduceOp::prod)             \
+  TESSERA_INSTANTIATE_REDUCTION(T, ReduceOp::any)              \
+  TESSERA_INSTANTIATE_REDUCTION(T, ReduceOp::all)              \
+  TESSERA_INSTANTIATE_REDUCTION(T, ReduceOp::sumsq)
+#define TESSERA_INSTANTIATE_ORDERED_REDUCTIONS(T)              \
+  TESSERA_INSTANTIATE_REDUCTION(T, ReduceOp::min)              \
+  TESSERA_INSTANTIATE_REDUCTION(T, ReduceOp::max)              \
+  TESSERA_INSTANTIATE_REDUCTION(T, ReduceOp::argmin)           \
+  TESSERA_INSTANTIATE_REDUCTION(T, ReduceOp::argmax)

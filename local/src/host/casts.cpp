@@ -1,0 +1,1 @@
+#include "../detail/casts_all.inc"

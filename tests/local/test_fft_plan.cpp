@@ -1,0 +1,333 @@
+// Local FFT plans against a direct O(N^2) DFT in long double, for every layout the distributed
+// FFT relies on: 1-3-D, c2c/r2c/c2r, odd sizes, strided batches, padded embeds, in place.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <limits>
+#include <numbers>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "device_test.hpp"
+#include "tessera/config.hpp"
+#include "tessera/local/dtype.hpp"
+#include "tessera/local/error.hpp"
+#include "tessera/local/fft_plan.hpp"
+#include "tessera/local/memory.hpp"
+
+namespace fft = tessera::fft;
+using fft::Direction;
+using fft::Kind;
+using fft::PlanDesc;
+using fft::Precision;
+using tessera::Buffer;
+using tessera::Device;
+using cld = std::complex<long double>;
+
+namespace {
+
+bool real_side(const PlanDesc& d, bool input) { return d.kind == (input ? Kind::r2c : Kind::c2r); }
+
+// Logical dims of one side: the complex side of r2c/c2r keeps n/2+1 of the last dimension.
+std::array<long long, 3> side(const PlanDesc& d, bool input) {
+  auto m = d.n;
+  if (d.kind != Kind::c2c && !real_side(d, input)) m[d.rank - 1] = m[d.rank - 1] / 2 + 1;
+  return m;
+}
+long long count(const PlanDesc& d, const std::array<long long, 3>& m) {
+  long long c = 1;
+  for (int a = 0; a < d.rank; ++a) c *= m[a];
+  return c;
+}
+
+// Offset in elements of logical element `flat` (row-major) of batch b, by the header's formula.
+long long offset(const PlanDesc& d, bool input, long long b, long long flat) {
+  const auto m = side(d, input);
+  const auto& e = input ? d.inembed : d.onembed;
+  long long off = 0, scale = 1;
+  for (int a = d.rank - 1; a >= 0; --a, scale *= e[a + 1]) off += (flat % m[a]) * scale, flat /= m[a];
+  return b * (input ? d.idist : d.odist) + off * (input ? d.istride : d.ostride);
+}
+
+// Direct DFT of `batch` contiguous arrays of dims n; each phase term reduced mod 1 for accuracy.
+std::vector<cld> dft(const std::vector<cld>& x, const PlanDesc& d, int sign) {
+  const long long N = count(d, d.n);
+  std::vector<cld> y(x.size());
+  for (long long b = 0; b < d.batch; ++b)
+    for (long long k = 0; k < N; ++k) {
+      cld acc = 0;
+      for (long long j = 0; j < N; ++j) {
+        long double phase = 0;
+        for (long long a = d.rank - 1, kk = k, jj = j; a >= 0; kk /= d.n[a], jj /= d.n[a], --a)
+          phase += static_cast<long double>((kk % d.n[a]) * (jj % d.n[a]) % d.n[a]) / d.n[a];
+        acc += x[b * N + j] * std::polar(1.0L, sign * 2 * std::numbers::pi_v<long double> * phase);
+      }
+      y[b * N + k] = acc;
+    }
+  return y;
+}
+
+// The non-redundant half (last index < n/2+1) of full spectra.
+std::vector<cld> half(const std::vector<cld>& full, const PlanDesc& d) {
+  const long long n = d.n[d.rank - 1], h = n / 2 + 1;
+  std::vector<cld> y;
+  for (std::size_t i = 0; i < full.size(); ++i)
+    if (static_cast<long long>(i) % n < h) y.push_back(full[i]);
+  return y;
+}
+
+double rel_err(const std::vector<cld>& y, const std::vector<cld>& want) {
+  long double num = 0, den = 0;
+  for (std::size_t i = 0; i < want.size(); ++i) num += std::norm(y[i] - want[i]), den += std::norm(want[i]);
+  return static_cast<double>(std::sqrt(num / den));
+}
+
+template <class T>
+void upload(void* dst, Device dev, const std::vector<T>& v) {
+  tessera::detail::memcpy_any(dst, dev, v.data(), Device::host(), v.size() * sizeof(T),
+                              tessera::Stream::default_for(dev));
+}
+template <class T>
+std::vector<T> download(const void* src, Device dev, std::size_t n) {
+  std::vector<T> v(n);
+  tessera::detail::memcpy_any(v.data(), Device::host(), src, dev, n * sizeof(T),
+                              tessera::Stream::default_for(dev));
+  return v;
+}
+
+// Runs the cached plan of `desc` on logical input x (batch x side dims) and returns the logical
+// output. Gaps in the input are NaN, so reading them shows; an out-of-place input must survive.
+template <class R>
+std::vector<cld> run(const PlanDesc& desc, Direction dir, const std::vector<cld>& x, bool own_work) {
+  const auto plan = fft::get_plan(desc);
+  const PlanDesc& d = plan->desc();
+  const Device dev = d.device;
+  const long long ci = real_side(d, true) ? 1 : 2, co = real_side(d, false) ? 1 : 2;
+  const long long mi = count(d, side(d, true)), mo = count(d, side(d, false));
+  std::vector<R> in(fft::input_elements(d) * ci, std::numeric_limits<R>::quiet_NaN());
+  for (long long b = 0; b < d.batch; ++b)
+    for (long long j = 0; j < mi; ++j) {
+      const long long o = ci * offset(d, true, b, j);
+      in[o] = static_cast<R>(x[b * mi + j].real());
+      if (ci == 2) in[o + 1] = static_cast<R>(x[b * mi + j].imag());
+    }
+  const std::size_t ib = in.size() * sizeof(R), ob = fft::output_elements(d) * co * sizeof(R);
+  Buffer bin(d.in_place ? std::max(ib, ob) : ib, dev), bout(d.in_place ? 0 : ob, dev);
+  Buffer work(own_work ? plan->work_bytes() : 0, dev);
+  upload(bin.data(), dev, in);
+  void* out = d.in_place ? bin.data() : bout.data();
+  plan->execute(bin.data(), out, dir, tessera::Stream::default_for(dev), own_work ? work.data() : nullptr);
+  const auto res = download<R>(out, dev, ob / sizeof(R));
+  if (!d.in_place && d.preserve_input) {
+    const auto after = download<R>(bin.data(), dev, in.size());
+    EXPECT_EQ(std::memcmp(after.data(), in.data(), ib), 0) << "input modified: " << fft::to_string(d);
+  }
+  std::vector<cld> y(d.batch * mo);
+  for (long long b = 0; b < d.batch; ++b)
+    for (long long j = 0; j < mo; ++j) {
+      const long long o = co * offset(d, false, b, j);
+      y[b * mo + j] = cld(res[o], co == 2 ? res[o + 1] : 0);
+    }
+  return y;
+}
+
+// Checks one transform against the direct DFT; c2r gets the exact half spectrum of real data.
+void check(const PlanDesc& desc, Direction dir, bool own_work = false) {
+  const PlanDesc d = fft::normalize(desc);
+  const long long N = count(d, d.n);
+  std::mt19937 gen(42);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<cld> x(d.batch * N);
+  for (auto& v : x) v = cld(u(gen), d.kind == Kind::c2c ? u(gen) : 0.0);
+  std::vector<cld> in = x, want;
+  if (d.kind == Kind::c2c) want = dft(x, d, static_cast<int>(dir));
+  if (d.kind == Kind::r2c) want = half(dft(x, d, -1), d);
+  if (d.kind == Kind::c2r) {
+    in = half(dft(x, d, -1), d);
+    for (auto& v : x) v *= static_cast<long double>(N);
+    want = x;
+  }
+  const bool sp = d.precision == Precision::single;
+  const double err = sp ? rel_err(run<float>(d, dir, in, own_work), want)
+                        : rel_err(run<double>(d, dir, in, own_work), want);
+  EXPECT_LE(err, sp ? 1e-5 : 1e-12) << fft::to_string(d) << (dir == Direction::forward ? " forward" : " backward");
+}
+
+void check_both(PlanDesc d, Direction dir) {
+  for (auto p : {Precision::single, Precision::double_}) {
+    d.precision = p;
+    check(d, dir);
+  }
+}
+
+}  // namespace
+
+template <class K>
+class FftPlan : public tessera::testing::DeviceTest<K> {};
+TYPED_TEST_SUITE(FftPlan, tessera::testing::DeviceKinds, tessera::testing::DeviceKindNames);
+
+TYPED_TEST(FftPlan, ComplexToComplex1D2D3D) {
+  const Device dev = this->device();
+  for (auto n : {std::initializer_list<long long>{12}, {6, 5}, {4, 3, 5}})
+    for (auto dir : {Direction::forward, Direction::backward})
+      check_both(fft::make_desc(dev, Kind::c2c, Precision::double_, n, 2), dir);
+}
+
+TYPED_TEST(FftPlan, RealToComplexAndBackOddLastDim) {
+  const Device dev = this->device();
+  for (auto n : {std::initializer_list<long long>{9}, {4, 7}, {6, 5, 7}}) {
+    check_both(fft::make_desc(dev, Kind::r2c, Precision::double_, n), Direction::forward);
+    check_both(fft::make_desc(dev, Kind::c2r, Precision::double_, n, 2), Direction::backward);
+  }
+  // A caller's work area; and c2r allowed to clobber its input (then it needs no copy).
+  check(fft::make_desc(dev, Kind::c2r, Precision::double_, {6, 5, 7}), Direction::backward, true);
+  auto d = fft::make_desc(dev, Kind::c2r, Precision::single, {6, 5, 7});
+  d.preserve_input = false;
+  check(d, Direction::backward);
+  if (dev.is_host()) {
+    EXPECT_EQ(fft::get_plan(d)->work_bytes(), 0u);
+  }
+}
+
+TYPED_TEST(FftPlan, BatchedStridedLayouts) {
+  const Device dev = this->device();
+  // 4 transforms of length 9 stored as the columns of a row-major 9x4 matrix.
+  auto d = fft::make_desc(dev, Kind::c2c, Precision::double_, {9}, 4);
+  d.istride = d.ostride = 4;
+  d.idist = d.odist = 1;
+  check_both(d, Direction::forward);
+  check_both(d, Direction::backward);
+  d.kind = Kind::r2c;  // columns in, packed rows out
+  d.ostride = d.odist = 0;
+  check_both(d, Direction::forward);
+  d.kind = Kind::c2r;  // complex columns in (stride 4 over 5 rows), packed real rows out
+  check_both(d, Direction::backward);
+  // 2-D batches with padded rows, gaps between batches and a strided, padded output.
+  auto e = fft::make_desc(dev, Kind::c2c, Precision::double_, {4, 5}, 3);
+  e.inembed = {4, 8, 0};
+  e.idist = 4 * 8 + 3;
+  e.onembed = {6, 5, 0};
+  e.ostride = 2;
+  check_both(e, Direction::forward);
+  EXPECT_EQ(fft::output_elements(e), 2 * 2 * 30 + 2 * 19 + 1);
+  e.kind = Kind::r2c;
+  e.onembed = {6, 3, 0};
+  check_both(e, Direction::forward);
+}
+
+TYPED_TEST(FftPlan, InPlaceRealTransformsRoundTrip) {
+  const Device dev = this->device();
+  const auto fwd = fft::get_plan(fft::make_desc(dev, Kind::r2c, Precision::double_, {6, 5, 7}, 2, true));
+  const auto bwd = fft::get_plan(fft::make_desc(dev, Kind::c2r, Precision::double_, {6, 5, 7}, 2, true));
+  // Real rows are padded to 2*(7/2+1) = 8 so that the 4 complex results fit over them.
+  EXPECT_EQ(fwd->desc().inembed, (std::array<long long, 3>{6, 5, 8}));
+  EXPECT_EQ(fwd->desc().onembed, (std::array<long long, 3>{6, 5, 4}));
+  EXPECT_EQ(fwd->desc().idist, 240);
+  EXPECT_EQ(fwd->desc().odist, 120);
+  EXPECT_EQ(bwd->desc().onembed, fwd->desc().inembed);
+  const std::size_t bytes = std::max(fft::input_bytes(fwd->desc()), fft::output_bytes(fwd->desc()));
+  std::vector<double> x(bytes / sizeof(double), 0.0);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = i % 8 < 7 ? std::sin(0.37 * i) : 0.0;
+  Buffer buf(bytes, dev);
+  upload(buf.data(), dev, x);
+  fwd->execute(buf.data(), buf.data(), Direction::forward);
+  bwd->execute(buf.data(), buf.data(), Direction::backward);
+  const auto y = download<double>(buf.data(), dev, x.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < x.size(); ++i)
+    if (i % 8 < 7) worst = std::max(worst, std::abs(y[i] / 210 - x[i]));
+  EXPECT_LE(worst, 1e-13);
+  // Both in-place kinds against the direct DFT, in both precisions.
+  check_both(fft::make_desc(dev, Kind::r2c, Precision::double_, {6, 5, 7}, 2, true), Direction::forward);
+  check_both(fft::make_desc(dev, Kind::c2r, Precision::double_, {5, 6}, 3, true), Direction::backward);
+  check_both(fft::make_desc(dev, Kind::c2c, Precision::double_, {4, 3, 5}, 2, true), Direction::forward);
+}
+
+TYPED_TEST(FftPlan, CacheSharesOnePlanPerDescriptor) {
+  const Device dev = this->device();
+  fft::clear_plan_cache();
+  const auto d = fft::make_desc(dev, Kind::c2c, Precision::double_, {6, 5});
+  const auto p = fft::get_plan(d);
+  EXPECT_EQ(fft::get_plan(d).get(), p.get());
+  auto spelled = d;  // the defaults written out: the same plan
+  spelled.inembed = spelled.onembed = {6, 5, 0};
+  spelled.istride = spelled.ostride = 1;
+  spelled.idist = spelled.odist = 30;
+  EXPECT_EQ(fft::get_plan(spelled).get(), p.get());
+  EXPECT_EQ(fft::normalize(spelled), p->desc());
+  EXPECT_EQ(std::hash<PlanDesc>{}(fft::normalize(d)), std::hash<PlanDesc>{}(p->desc()));
+  EXPECT_EQ(fft::plan_cache_size(), 1u);
+  auto batched = d, single = d, real = d, in_place = d, strided = d;
+  batched.batch = 2;
+  single.precision = Precision::single;
+  real.kind = Kind::r2c;
+  in_place.in_place = true;
+  strided.istride = 2;
+  for (const auto& other : {batched, single, real, in_place, strided})
+    EXPECT_NE(fft::get_plan(other).get(), p.get()) << fft::to_string(other);
+  EXPECT_EQ(fft::plan_cache_size(), 6u);
+  fft::clear_plan_cache();
+  EXPECT_EQ(fft::plan_cache_size(), 0u);
+  EXPECT_NE(fft::get_plan(d).get(), p.get());  // a fresh plan; the old one stays usable
+  Buffer in(30 * sizeof(tessera::complex128), dev), out(30 * sizeof(tessera::complex128), dev);
+  EXPECT_NO_THROW(p->execute(in.data(), out.data(), Direction::forward));
+}
+
+TYPED_TEST(FftPlan, RejectsBadDescriptorsAndCalls) {
+  const Device dev = this->device();
+  const auto expect_invalid = [](const PlanDesc& d, const std::string& text) {
+    try {
+      fft::get_plan(d);
+      ADD_FAILURE() << "no exception; expected '" << text << "'";
+    } catch (const tessera::InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+    }
+  };
+  const auto desc = [&](Kind k, std::initializer_list<long long> n, long long batch = 1) {
+    return fft::make_desc(dev, k, Precision::double_, n, batch);
+  };
+  expect_invalid(desc(Kind::c2c, {4, 0}), "fft plan: n[1]=0 must be > 0");
+  auto d = desc(Kind::c2c, {4, 4});
+  d.rank = 4;
+  expect_invalid(d, "rank=4 must be 1, 2 or 3");
+  EXPECT_THROW(desc(Kind::c2c, {2, 2, 2, 2}), tessera::InvalidArgument);
+  expect_invalid(desc(Kind::c2c, {8}, 0), "batch=0 must be > 0");
+  d = desc(Kind::c2c, {8});
+  d.istride = -1;
+  expect_invalid(d, "istride=-1");
+  d = desc(Kind::c2c, {4, 5});
+  d.inembed = {4, 3, 0};
+  expect_invalid(d, "inembed[1]=3 is smaller than the data's extent 5");
+  d = desc(Kind::r2c, {6});
+  d.in_place = true;
+  d.inembed = {6, 0, 0};
+  expect_invalid(d, "must be padded to 2*(n/2+1)=8");
+
+  Buffer a(1024, dev), b(1024, dev);
+  const auto r2c = fft::get_plan(desc(Kind::r2c, {8}));
+  const auto c2r = fft::get_plan(desc(Kind::c2r, {8}));
+  EXPECT_THROW(r2c->execute(a.data(), b.data(), Direction::backward), tessera::InvalidArgument);
+  EXPECT_THROW(c2r->execute(a.data(), b.data(), Direction::forward), tessera::InvalidArgument);
+  EXPECT_THROW(r2c->execute(a.data(), a.data(), Direction::forward), tessera::InvalidArgument);
+  EXPECT_THROW(r2c->execute(nullptr, b.data(), Direction::forward), tessera::InvalidArgument);
+  try {
+    r2c->execute(a.data(), b.data(), Direction::backward);
+  } catch (const tessera::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("r2c runs only forward, not backward"), std::string::npos) << e.what();
+  }
+}
+
+TEST(FftPlanDevices, CudaPlansNeedTheCudaBackendAndADevice) {
+  const auto on = [](Device dev) { return fft::make_desc(dev, Kind::c2c, Precision::double_, {8}); };
+  const Device missing = Device::cuda(tessera::cuda_device_count() + 5);
+  if (!TESSERA_HAVE_CUDA) {
+    EXPECT_THROW(fft::get_plan(on(Device::cuda(0))), tessera::BackendUnavailable);
+    EXPECT_THROW(fft::get_plan(on(missing)), tessera::BackendUnavailable);
+  } else {
+    EXPECT_THROW(fft::get_plan(on(missing)), tessera::InvalidArgument);
+  }
+}

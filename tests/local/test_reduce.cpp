@@ -1,0 +1,122 @@
+// Reductions against serial loops, whole-array and along axes, on host and GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <vector>
+
+#include "device_test.hpp"
+#include "tessera/local/reduce.hpp"
+
+namespace tl = tessera::local;
+using tessera::Device;
+
+template <class K> class ReduceTest : public tessera::testing::DeviceTest<K> {};
+TYPED_TEST_SUITE(ReduceTest, tessera::testing::DeviceKinds, tessera::testing::DeviceKindNames);
+
+namespace {
+std::vector<double> sample(std::size_t n) {
+  std::vector<double> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = std::sin(0.37 * i) * 10 + (i % 7);
+  return v;
+}
+}  // namespace
+
+TYPED_TEST(ReduceTest, WholeArrayMatchesSerialLoops) {
+  const Device d = this->device();
+  for (std::size_t n : {1ul, 17ul, 1000ul, 100003ul}) {
+    const auto h = sample(n);
+    auto a = tl::from_host(h, tl::Shape<1>{static_cast<tl::index_t>(n)}, d);
+    double s = 0, ss = 0, mn = h[0], mx = h[0];
+    std::int64_t imn = 0, imx = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      s += h[i];
+      ss += h[i] * h[i];
+      if (h[i] < mn) mn = h[i], imn = i;
+      if (h[i] > mx) mx = h[i], imx = i;
+    }
+    EXPECT_NEAR(tl::sum(a), s, 1e-9 * (1 + std::abs(s)) * std::sqrt(double(n))) << n;
+    EXPECT_NEAR(tl::mean(a), s / n, 1e-9 * (1 + std::abs(s)));
+    EXPECT_NEAR(tl::norm2(a), std::sqrt(ss), 1e-9 * std::sqrt(ss));
+    EXPECT_EQ(tl::min(a), mn);
+    EXPECT_EQ(tl::max(a), mx);
+    EXPECT_EQ(tl::argmin(a), imn);
+    EXPECT_EQ(tl::argmax(a), imx);
+    EXPECT_NEAR(tl::dot(a, a), ss, 1e-9 * ss);
+    auto f = tl::astype<float>(a);
+    EXPECT_NEAR(tl::sum(f), s, 1e-4 * (std::abs(s) + n));
+    auto ints = tl::astype<std::int32_t>(a);
+    std::int64_t si = 0;
+    for (double x : h) si += static_cast<std::int32_t>(x);
+    EXPECT_EQ(tl::sum(ints), si);
+  }
+}
+
+TYPED_TEST(ReduceTest, LogicalProductsAndComplex) {
+  const Device d = this->device();
+  auto b = tl::from_host(std::vector<bool>{false, true, false}, tl::Shape<1>{3}, d);
+  EXPECT_TRUE(tl::any(b));
+  EXPECT_FALSE(tl::all(b));
+  EXPECT_EQ(tl::sum(b), 1);  // bool sums count, in int64
+  EXPECT_FALSE(tl::any(tl::zeros<float, 2>({4, 4}, d)));
+  EXPECT_TRUE(tl::all(tl::ones<std::int64_t, 1>({9}, d)));
+  EXPECT_EQ(tl::prod(tl::full<std::int64_t, 1>({10}, 3, d)), 59049);
+  auto c = tl::full<tessera::complex64, 1>({4}, {1.f, -1.f}, d);
+  EXPECT_EQ(tl::sum(c), (tessera::complex64{4.f, -4.f}));
+  EXPECT_FLOAT_EQ(tl::norm2(c), std::sqrt(8.f));
+  EXPECT_THROW(tl::min(tl::empty<float, 1>({0}, d)), tessera::InvalidArgument);
+  EXPECT_EQ(tl::sum(tl::empty<float, 1>({0}, d)), 0.f);
+}
+
+TYPED_TEST(ReduceTest, AlongEachAxisAndOfViews) {
+  const Device d = this->device();
+  const tl::Shape<3> shape{3, 4, 5};
+  const auto h = sample(60);
+  auto a = tl::from_host(h, shape, d);
+  for (int axis = 0; axis < 3; ++axis) {
+    auto s = tl::sum(a, axis);
+    auto k = tl::max(a, axis, tl::keepdims);
+    auto am = tl::argmin(a, axis);
+    EXPECT_EQ(k.shape()[axis], 1);
+    const auto hs = tl::to_host(s), hk = tl::to_host(k);
+    const auto ham = tl::to_host(am);
+    std::size_t o = 0;
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 4; ++j)
+        for (int l = 0; l < 5; ++l) {
+          const int idx[3] = {i, j, l};
+          if (idx[axis] != 0) continue;
+          double acc = 0, mx = -1e300, mn = 1e300;
+          std::int64_t arg = 0;
+          for (int t = 0; t < shape[axis]; ++t) {
+            int q[3] = {i, j, l};
+            q[axis] = t;
+            const double v = h[(q[0] * 4 + q[1]) * 5 + q[2]];
+            acc += v;
+            mx = std::max(mx, v);
+            if (v < mn) mn = v, arg = t;
+          }
+          EXPECT_NEAR(hs[o], acc, 1e-12 * (1 + std::abs(acc)));
+          EXPECT_EQ(hk[o], mx);
+          EXPECT_EQ(ham[o], arg);
+          ++o;
+        }
+  }
+  // A strided view: every other column of the transpose.
+  auto v = a.permute({2, 0, 1}).slice(0, 0, 5, 2);
+  double want = 0;
+  for (int l = 0; l < 5; l += 2)
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 4; ++j) want += h[(i * 4 + j) * 5 + l];
+  EXPECT_NEAR(tl::sum(v), want, 1e-12 * std::abs(want) + 1e-12);
+  EXPECT_THROW(tl::sum(a, 3), tessera::InvalidArgument);
+}
+
+TYPED_TEST(ReduceTest, DeviceResultStaysOnDevice) {
+  const Device d = this->device();
+  auto a = tl::full<float, 1>({1 << 16}, 0.5f, d);
+  auto r = tl::sum(a, tl::on_device);
+  EXPECT_EQ(r.device(), d);
+  EXPECT_EQ(r.size(), 1);
+  EXPECT_EQ(tl::to_host(r)[0], 32768.f);
+}
