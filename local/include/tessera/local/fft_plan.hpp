@@ -67,7 +67,8 @@ long long output_elements(const PlanDesc& d);
 std::size_t input_bytes(const PlanDesc& d);
 std::size_t output_bytes(const PlanDesc& d);
 
-// "c2c double [6,5,7] batch 1 on host" (plus the layout when it is not the default).
+// For messages: "r2c single [6,5,7] batch 2 in[6,5,8]/1/240 out[6,5,4]/1/120 in-place on host"
+// (embeds/stride/dist of each side; zeros where a field is still defaulted).
 std::string to_string(const PlanDesc& d);
 
 namespace detail {
