@@ -198,7 +198,8 @@ TEST(Philox, OwnLogAndCosAreAccurate) {
     // j spans all binades, including both ends.
     const std::uint64_t w = std::uint64_t{b.v[1]} << 32 | b.v[0];
     const std::uint32_t j24 = t == 1 ? 1u : t == 2 ? 1u << 24 : ((b.v[0] >> 8) >> t % 24) + 1;
-    const std::uint64_t j53 = t == 1 ? 1 : t == 2 ? std::uint64_t{1} << 53 : ((w >> 11) >> t % 53) + 1;
+    const std::uint64_t j53 =
+        t == 1 ? 1 : t == 2 ? std::uint64_t{1} << 53 : ((w >> 11) >> t % 53) + 1;
     log24 = std::max(log24, ulps(px::detail::log_unit24(j24), std::log(j24 * 0x1p-24L)));
     log53 = std::max(log53, ulps(px::detail::log_unit53(j53), std::log(j53 * 0x1p-53L)));
     // cos: absolute error in ulps of 1 (near its zeros the relative error must grow).

@@ -49,7 +49,7 @@ TESSERA_HD constexpr Block philox4x32_10(Block c, std::uint32_t k0, std::uint32_
 #elif defined(__GNUC__) && !defined(__clang__) && !defined(__CUDACC__)
 #pragma GCC unroll 10
 #endif
-  for (int round = 0; round < 10; ++round) {
+  for (int round = 0; round < 10; ++round) {  // Random123's philox4x32round, then bumpkey
 #if defined(__CUDA_ARCH__)
     const std::uint32_t hi0 = __umulhi(kM0, c.v[0]), hi1 = __umulhi(kM1, c.v[2]);
 #else
@@ -311,3 +311,5 @@ TESSERA_HD inline T integer(const Block& b, T low, std::uint64_t range) {
 }
 
 }  // namespace tessera::philox
+
+#undef TESSERA_PHILOX_OPAQUE
