@@ -40,8 +40,8 @@ void cuda_failure(int code, const char* name, const char* text, const char* expr
     std::abort();
   }
   (void)cudaGetLastError();  // clear a non-sticky error so later calls are not blamed for it
-  if (cudaGetDevice(&device) == cudaSuccess) throw CudaError(msg, code, Device::cuda(device));
-  throw CudaError(msg, code);
+  if (cudaGetDevice(&device) != cudaSuccess) throw CudaError(msg, code);
+  throw CudaError(msg, code, Device::cuda(device));
 }
 
 }  // namespace tessera::detail

@@ -77,9 +77,8 @@ TESSERA_HD inline index_t offset_of(index_t i, const index_t* shape, const index
 
 // Pairwise combination keeps rounding error O(log n) for sums on host.
 template <class RD>
-typename RD::acc host_reduce_range(const dev_t<typename RD::R>*, const typename RD::D* p, index_t lo, index_t hi,
-                                   const Array6<typename RD::R>*, const index_t* shape, const index_t* strides,
-                                   bool contiguous) {
+typename RD::acc host_reduce_range(const typename RD::D* p, index_t lo, index_t hi, const index_t* shape,
+                                   const index_t* strides, bool contiguous) {
   if (hi - lo <= 256) {
     auto acc = RD::identity();
     for (index_t i = lo; i < hi; ++i)
@@ -87,8 +86,8 @@ typename RD::acc host_reduce_range(const dev_t<typename RD::R>*, const typename 
     return acc;
   }
   const index_t mid = lo + (hi - lo) / 2;
-  return RD::combine(host_reduce_range<RD>(nullptr, p, lo, mid, nullptr, shape, strides, contiguous),
-                     host_reduce_range<RD>(nullptr, p, mid, hi, nullptr, shape, strides, contiguous));
+  return RD::combine(host_reduce_range<RD>(p, lo, mid, shape, strides, contiguous),
+                     host_reduce_range<RD>(p, mid, hi, shape, strides, contiguous));
 }
 
 template <class T, ReduceOp Op>
@@ -173,7 +172,7 @@ void reduce_all6(const Array6<T>& a, reduce_result_t<T, Op>* result, bool on_dev
   // Flat indices (argmin/argmax) count over the logical shape, so views keep numpy's meaning.
   const bool contiguous = a.is_contiguous();
   if (a.device().is_host()) {
-    const R r = RD::finalize(host_reduce_range<RD>(nullptr, p, 0, n, nullptr, a.shape().data(), a.strides().data(), contiguous));
+    const R r = RD::finalize(host_reduce_range<RD>(p, 0, n, a.shape().data(), a.strides().data(), contiguous));
     std::memcpy(result, &r, sizeof(R));
     return;
   }
