@@ -35,7 +35,7 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < n; ++i) v[i] = rt.rank() + static_cast<double>(i);
   rt.world().all_reduce(v.data(), n, tessera::comm::ReduceOp::sum);
   const double p = rt.size();
-  long long wrong = static_cast<long long>(wrong_local);
+  std::int64_t wrong = static_cast<std::int64_t>(wrong_local);
   for (std::size_t i = 0; i < n; ++i) wrong += v[i] != p * static_cast<double>(i) + p * (p - 1) / 2;
 
   // Rank 0 prints every rank's line, in rank order (stdout of different ranks interleaves).

@@ -1,39 +1,102 @@
+// ProcessGroup: communicator ownership, sub-groups, Cartesian grids, failure state.
 #include "tessera/comm/process_group.hpp"
 
-#include <climits>
+#include <cstdlib>
+#include <numeric>
+#include <sstream>
 #include <string>
 
-#include "tessera/comm/error.hpp"
+#include "../detail/state.hpp"
 
 namespace tessera::comm {
 
-struct ProcessGroup::State {
-  MPI_Comm comm = MPI_COMM_NULL;        // our duplicate, freed with the last copy
-  MPI_Comm node_comm = MPI_COMM_NULL;   // ranks of this group on the same node
-  int rank = 0, size = 1, local_rank = 0, local_size = 1;
+using State = ProcessGroup::State;
 
-  explicit State(MPI_Comm user) {
-    int initialized = 0;
-    MPI_Initialized(&initialized);
-    if (!initialized) throw Error("ProcessGroup needs MPI: construct a tessera::Runtime first");
-    TESSERA_CHECK_MPI(MPI_Comm_dup(user, &comm));
-    TESSERA_CHECK_MPI(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
-    TESSERA_CHECK_MPI(MPI_Comm_rank(comm, &rank));
-    TESSERA_CHECK_MPI(MPI_Comm_size(comm, &size));
-    TESSERA_CHECK_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node_comm));
-    TESSERA_CHECK_MPI(MPI_Comm_rank(node_comm, &local_rank));
-    TESSERA_CHECK_MPI(MPI_Comm_size(node_comm, &local_size));
+namespace detail {
+double env_timeout() {
+  const char* text = std::getenv("TESSERA_COMM_TIMEOUT");
+  if (!text || !*text) return 300.0;
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !(v > 0))
+    throw InvalidArgument(std::string("TESSERA_COMM_TIMEOUT must be a positive number of seconds, got '") + text + "'");
+  return v;
+}
+}  // namespace detail
+
+State::State(MPI_Comm user) {
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized) throw Error("ProcessGroup needs MPI: construct a tessera::Runtime first");
+  timeout = detail::env_timeout();
+  TESSERA_CHECK_MPI(MPI_Comm_dup(user, &comm));
+  TESSERA_CHECK_MPI(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
+  TESSERA_CHECK_MPI(MPI_Comm_rank(comm, &rank));
+  TESSERA_CHECK_MPI(MPI_Comm_size(comm, &size));
+  int topo = MPI_UNDEFINED;
+  TESSERA_CHECK_MPI(MPI_Topo_test(comm, &topo));
+  cartesian = topo == MPI_CART;
+  TESSERA_CHECK_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node_comm));
+  TESSERA_CHECK_MPI(MPI_Comm_rank(node_comm, &local_rank));
+  TESSERA_CHECK_MPI(MPI_Comm_size(node_comm, &local_size));
+}
+
+State::~State() {
+  try {
+    detail::nccl_release(*this);
+  } catch (...) {  // a destructor must not throw; the communicator is gone either way
   }
-  ~State() {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (finalized) return;  // the program finalized MPI first; nothing left to free
-    if (node_comm != MPI_COMM_NULL) MPI_Comm_free(&node_comm);
-    if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;  // the program finalized MPI first; nothing left to free
+  // Requests of timed-out collectives can never complete: their communicator is leaked too.
+  if (!orphans.empty()) return;
+  if (node_comm != MPI_COMM_NULL) MPI_Comm_free(&node_comm);
+  if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+}
+
+void State::check() const {
+  if (failed.load()) {
+    std::lock_guard<std::mutex> lock(const_cast<std::mutex&>(mu));
+    throw CommError("process group failed earlier: " + failure);
   }
-  State(const State&) = delete;
-  State& operator=(const State&) = delete;
-};
+}
+
+void State::fail(const std::string& reason) {
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (failed.load()) return;
+    failure = reason;
+    failed = true;
+  }
+  detail::nccl_abort(*this);
+}
+
+std::string State::describe(const Call& c) const {
+  std::ostringstream os;
+  os << c.op << " (" << c.count << " x " << dtype_name(c.type) << ") on a group of " << size
+     << " ranks, rank " << rank;
+  return os.str();
+}
+
+std::string reduce_op_name(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::sum: return "sum";
+    case ReduceOp::prod: return "prod";
+    case ReduceOp::min: return "min";
+    case ReduceOp::max: return "max";
+  }
+  return "ReduceOp(" + std::to_string(static_cast<int>(op)) + ")";
+}
+
+std::string transport_name(DeviceTransport t) {
+  switch (t) {
+    case DeviceTransport::nccl: return "nccl";
+    case DeviceTransport::cuda_aware_mpi: return "cuda_aware_mpi";
+    case DeviceTransport::staged_mpi: return "staged_mpi";
+  }
+  return "DeviceTransport(" + std::to_string(static_cast<int>(t)) + ")";
+}
 
 ProcessGroup ProcessGroup::world() { return ProcessGroup(MPI_COMM_WORLD); }
 ProcessGroup::ProcessGroup(MPI_Comm comm) : state_(std::make_shared<State>(comm)) {}
@@ -44,10 +107,17 @@ int ProcessGroup::local_rank() const noexcept { return state_->local_rank; }
 int ProcessGroup::local_size() const noexcept { return state_->local_size; }
 MPI_Comm ProcessGroup::mpi_comm() const noexcept { return state_->comm; }
 
-void ProcessGroup::barrier() const { TESSERA_CHECK_MPI(MPI_Barrier(state_->comm)); }
+void ProcessGroup::barrier() const {
+  state_->check();
+  detail::mpi_run(*state_, Call{"barrier", 0, DType::int32}, [&](detail::MpiPending& p) {
+    p.requests.emplace_back();
+    TESSERA_CHECK_MPI(MPI_Ibarrier(state_->comm, &p.requests.back()));
+  });
+}
 
 ProcessGroup ProcessGroup::split(int color, int key) const {
   if (color < 0) throw InvalidArgument("ProcessGroup::split: color must be >= 0, got " + std::to_string(color));
+  state_->check();
   MPI_Comm sub = MPI_COMM_NULL;
   TESSERA_CHECK_MPI(MPI_Comm_split(state_->comm, color, key, &sub));
   ProcessGroup g(sub);  // duplicates `sub`, so free ours
@@ -55,37 +125,139 @@ ProcessGroup ProcessGroup::split(int color, int key) const {
   return g;
 }
 
-namespace {
-template <class T> MPI_Datatype mpi_type();
-template <> MPI_Datatype mpi_type<int>() { return MPI_INT; }
-template <> MPI_Datatype mpi_type<long long>() { return MPI_LONG_LONG; }
-template <> MPI_Datatype mpi_type<float>() { return MPI_FLOAT; }
-template <> MPI_Datatype mpi_type<double>() { return MPI_DOUBLE; }
+void ProcessGroup::set_timeout(double seconds) {
+  if (!(seconds > 0)) throw InvalidArgument("ProcessGroup::set_timeout: seconds must be > 0, got " + std::to_string(seconds));
+  state_->timeout = seconds;
+}
+double ProcessGroup::timeout() const noexcept { return state_->timeout.load(); }
+bool ProcessGroup::failed() const noexcept { return state_->failed.load(); }
+std::string ProcessGroup::failure() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->failure;
+}
+void ProcessGroup::abort(const std::string& reason) const { state_->fail("aborted by the program: " + reason); }
 
-MPI_Op mpi_op(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::sum: return MPI_SUM;
-    case ReduceOp::prod: return MPI_PROD;
-    case ReduceOp::min: return MPI_MIN;
-    case ReduceOp::max: return MPI_MAX;
-  }
-  throw InvalidArgument("unknown ReduceOp " + std::to_string(static_cast<int>(op)));
+void ProcessGroup::throw_noncontiguous(long long size) {
+  throw InvalidArgument("collective on a non-contiguous array view of " + std::to_string(size) +
+                        " elements: copy it into a contiguous array first");
+}
+void ProcessGroup::throw_device_mismatch(const char* op, const Device& a, const Device& b) {
+  throw DeviceMismatch(std::string(op) + ": send array on " + a.str() + " but receive array on " + b.str());
+}
+
+// ---- Cartesian grids ----
+
+namespace {
+void require_cart(const State& st, const char* what) {
+  if (!st.cartesian)
+    throw InvalidArgument(std::string("ProcessGroup::") + what + ": not a Cartesian group (make one with cartesian())");
+}
+int cart_ndims(const State& st) {
+  int nd = 0;
+  TESSERA_CHECK_MPI(MPI_Cartdim_get(st.comm, &nd));
+  return nd;
+}
+std::string list_str(const std::vector<int>& v) {
+  std::string s = "{";
+  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "}";
 }
 }  // namespace
 
-template <class T>
-void ProcessGroup::all_reduce(T* data, std::size_t count, ReduceOp op) const {
-  // MPI counts are int: reduce in pieces so that large host buffers work.
-  constexpr std::size_t max_chunk = INT_MAX / 2;
-  for (std::size_t off = 0; off < count; off += max_chunk) {
-    const int n = static_cast<int>(count - off < max_chunk ? count - off : max_chunk);
-    TESSERA_CHECK_MPI(MPI_Allreduce(MPI_IN_PLACE, data + off, n, mpi_type<T>(), mpi_op(op), state_->comm));
+ProcessGroup ProcessGroup::cartesian(std::vector<int> dims, std::vector<bool> periods) const {
+  const int nd = static_cast<int>(dims.size());
+  if (nd == 0) throw InvalidArgument("ProcessGroup::cartesian: dims must not be empty");
+  if (!periods.empty() && periods.size() != dims.size())
+    throw InvalidArgument("ProcessGroup::cartesian: " + std::to_string(periods.size()) + " periods for " +
+                          std::to_string(nd) + " dims");
+  int fixed = 1;
+  for (int d : dims) {
+    if (d < 0) throw InvalidArgument("ProcessGroup::cartesian: negative dimension in " + list_str(dims));
+    if (d > 0) fixed *= d;
   }
+  if (fixed == 0 || size() % fixed != 0)
+    throw InvalidArgument("ProcessGroup::cartesian: dims " + list_str(dims) + " do not divide a group of " +
+                          std::to_string(size()) + " ranks");
+  TESSERA_CHECK_MPI(MPI_Dims_create(size(), nd, dims.data()));
+  const int product = std::accumulate(dims.begin(), dims.end(), 1, std::multiplies<int>());
+  if (product != size())
+    throw InvalidArgument("ProcessGroup::cartesian: dims " + list_str(dims) + " hold " + std::to_string(product) +
+                          " ranks, the group has " + std::to_string(size()));
+  std::vector<int> per(dims.size(), 0);
+  for (std::size_t i = 0; i < periods.size(); ++i) per[i] = periods[i] ? 1 : 0;
+  state_->check();
+  MPI_Comm cart = MPI_COMM_NULL;
+  TESSERA_CHECK_MPI(MPI_Cart_create(state_->comm, nd, dims.data(), per.data(), /*reorder=*/0, &cart));
+  ProcessGroup g(cart);  // MPI_Comm_dup keeps the topology
+  MPI_Comm_free(&cart);
+  return g;
 }
 
-template void ProcessGroup::all_reduce<int>(int*, std::size_t, ReduceOp) const;
-template void ProcessGroup::all_reduce<long long>(long long*, std::size_t, ReduceOp) const;
-template void ProcessGroup::all_reduce<float>(float*, std::size_t, ReduceOp) const;
-template void ProcessGroup::all_reduce<double>(double*, std::size_t, ReduceOp) const;
+bool ProcessGroup::is_cartesian() const noexcept { return state_->cartesian; }
+
+std::vector<int> ProcessGroup::dims() const {
+  require_cart(*state_, "dims");
+  const int nd = cart_ndims(*state_);
+  std::vector<int> d(nd), p(nd), c(nd);
+  TESSERA_CHECK_MPI(MPI_Cart_get(state_->comm, nd, d.data(), p.data(), c.data()));
+  return d;
+}
+
+std::vector<bool> ProcessGroup::periods() const {
+  require_cart(*state_, "periods");
+  const int nd = cart_ndims(*state_);
+  std::vector<int> d(nd), p(nd), c(nd);
+  TESSERA_CHECK_MPI(MPI_Cart_get(state_->comm, nd, d.data(), p.data(), c.data()));
+  return std::vector<bool>(p.begin(), p.end());
+}
+
+std::vector<int> ProcessGroup::coords(int r) const {
+  require_cart(*state_, "coords");
+  if (r < 0 || r >= size())
+    throw InvalidArgument("ProcessGroup::coords: rank " + std::to_string(r) + " outside a group of " + std::to_string(size()));
+  std::vector<int> c(cart_ndims(*state_));
+  TESSERA_CHECK_MPI(MPI_Cart_coords(state_->comm, r, static_cast<int>(c.size()), c.data()));
+  return c;
+}
+
+int ProcessGroup::rank_at(std::vector<int> c) const {
+  const auto d = dims();
+  const auto p = periods();
+  if (c.size() != d.size())
+    throw InvalidArgument("ProcessGroup::rank_at: " + std::to_string(c.size()) + " coordinates for a " +
+                          std::to_string(d.size()) + "-D grid");
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    if (p[i]) c[i] = ((c[i] % d[i]) + d[i]) % d[i];
+    else if (c[i] < 0 || c[i] >= d[i]) return -1;  // off a non-periodic edge
+  }
+  int r = 0;
+  TESSERA_CHECK_MPI(MPI_Cart_rank(state_->comm, c.data(), &r));
+  return r;
+}
+
+std::pair<int, int> ProcessGroup::shift(int axis, int disp) const {
+  require_cart(*state_, "shift");
+  const int nd = cart_ndims(*state_);
+  if (axis < 0 || axis >= nd)
+    throw InvalidArgument("ProcessGroup::shift: axis " + std::to_string(axis) + " of a " + std::to_string(nd) + "-D grid");
+  int src = 0, dst = 0;
+  TESSERA_CHECK_MPI(MPI_Cart_shift(state_->comm, axis, disp, &src, &dst));
+  return {src == MPI_PROC_NULL ? -1 : src, dst == MPI_PROC_NULL ? -1 : dst};
+}
+
+ProcessGroup ProcessGroup::sub(const std::vector<bool>& keep) const {
+  require_cart(*state_, "sub");
+  const int nd = cart_ndims(*state_);
+  if (static_cast<int>(keep.size()) != nd)
+    throw InvalidArgument("ProcessGroup::sub: " + std::to_string(keep.size()) + " flags for a " + std::to_string(nd) +
+                          "-D grid");
+  std::vector<int> k(keep.begin(), keep.end());
+  state_->check();
+  MPI_Comm s = MPI_COMM_NULL;
+  TESSERA_CHECK_MPI(MPI_Cart_sub(state_->comm, k.data(), &s));
+  ProcessGroup g(s);
+  MPI_Comm_free(&s);
+  return g;
+}
 
 }  // namespace tessera::comm

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "../detail/state.hpp"
 #include "tessera/comm/error.hpp"
 #include "tessera/local/error.hpp"
 
@@ -49,6 +50,10 @@ void Runtime::init(int* argc, char*** argv) {
 }
 
 Runtime::~Runtime() {
+  try {
+    comm::detail::nccl_shutdown();  // every NCCL communicator, newest first, and the watchdog
+  } catch (...) {  // nothing to report to from a destructor
+  }
   world_.reset();  // free our communicators before MPI goes away
   int finalized = 0;
   MPI_Finalized(&finalized);

@@ -1,14 +1,58 @@
-// ProcessGroup: a set of ranks over an MPI communicator. Copies share one duplicated
-// communicator (MPI_ERRORS_RETURN set on it); a user's communicator is never freed.
+// ProcessGroup: a set of ranks over an MPI communicator, and every collective on its buffers.
+//
+// Copies share one duplicated communicator (MPI_ERRORS_RETURN set on it); a user's communicator
+// is never freed. Buffers are (pointer, count, DType) on the device of the given stream:
+//  - device buffers go through NCCL on that stream: the call enqueues and returns without a host
+//    sync. The NCCL communicator of (group, device) is made on first use (unique id broadcast
+//    over MPI). TESSERA_NCCL=0, a build without NCCL, or several ranks sharing one GPU send
+//    device buffers through MPI instead: CUDA-aware MPI when MPIX_Query_cuda_support() says so,
+//    else staged through pinned host buffers (same results, slower, synchronous).
+//  - host buffers go through MPI; the call returns when the data is in place (or, inside a
+//    Group, when the Group ends).
+// Counts are elements of the given type; v-variants take per-rank counts and displacements in
+// elements. A call with send == recv (or the rank's own block of recv, for all_gather, gather
+// and reduce_scatter) runs in place. Complex types reduce with sum only; bool reduces as
+// logical or (sum, max) and logical and (prod, min).
+//
+// Hangs and failures: every collective has a deadline, TESSERA_COMM_TIMEOUT seconds (default
+// 300; set_timeout() changes it for one group). A watchdog thread polls NCCL's async errors and
+// the deadlines of enqueued device work; on an error or a timeout it aborts the NCCL
+// communicator, the group is marked failed, and this call or the next one on the group (or
+// synchronize()) throws CommError naming the operation, group size, rank and elapsed time. Host
+// collectives wait with the same deadline. A failed group stays failed: make a new one.
 #pragma once
 #include <mpi.h>
 
 #include <cstddef>
 #include <memory>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "tessera/local/array.hpp"
+#include "tessera/local/dtype.hpp"
+#include "tessera/local/stream.hpp"
 
 namespace tessera::comm {
 
 enum class ReduceOp { sum, prod, min, max };
+std::string reduce_op_name(ReduceOp op);
+
+// The transport a group uses for device buffers.
+enum class DeviceTransport { nccl, cuda_aware_mpi, staged_mpi };
+std::string transport_name(DeviceTransport t);
+
+using Counts = std::span<const std::size_t>;
+
+// Element types, and any 4- or 8-byte signed integer (long long included) for typed pointers.
+template <class T>
+concept Scalar = Element<T> || (std::is_integral_v<T> && std::is_signed_v<T> && (sizeof(T) == 4 || sizeof(T) == 8));
+template <Scalar T>
+constexpr DType scalar_dtype() {
+  if constexpr (Element<T>) return dtype_v<T>;
+  else return sizeof(T) == 8 ? DType::int64 : DType::int32;
+}
 
 class ProcessGroup {
  public:
@@ -28,19 +72,153 @@ class ProcessGroup {
   // Ranks with the same colour form a sub-group, ordered by key (then by rank).
   ProcessGroup split(int color, int key) const;
 
-  // Host-buffer all-reduce, in place. T: int, long long, float, double.
-  template <class T>
-  void all_reduce(T* data, std::size_t count, ReduceOp op) const;
-  template <class T>
+  // Cartesian process grids. cartesian(dims, periods) lays the ranks out row-major on `dims`
+  // (product == size(); a 0 entry is filled in as MPI_Dims_create does; ranks are not
+  // reordered). On a Cartesian group: dims(), periods(), coords(rank), rank_at(coords) (-1 when
+  // off a non-periodic edge), shift(axis, disp) -> {source, dest}, and sub(keep) -> the group of
+  // the ranks that share this rank's coordinates on the axes not kept (keep = {false, true} on a
+  // 2-D grid is this rank's row).
+  ProcessGroup cartesian(std::vector<int> dims, std::vector<bool> periods = {}) const;
+  bool is_cartesian() const noexcept;
+  std::vector<int> dims() const;
+  std::vector<bool> periods() const;
+  std::vector<int> coords(int rank) const;
+  std::vector<int> coords() const { return coords(rank()); }
+  int rank_at(std::vector<int> coords) const;
+  std::pair<int, int> shift(int axis, int disp) const;
+  ProcessGroup sub(const std::vector<bool>& keep) const;
+
+  // Collective deadline of this group (shared by its copies), seconds.
+  void set_timeout(double seconds);
+  double timeout() const noexcept;
+  // How device buffers travel in this group (decided on the first device collective, or now).
+  DeviceTransport device_transport(const Device& d) const;
+  // Waits for the stream under the group's deadline; throws CommError if the group failed.
+  void synchronize(const Stream& s) const;
+  // True after a timeout or a communicator error; the reason names the operation.
+  bool failed() const noexcept;
+  std::string failure() const;
+  // Marks the group failed and aborts its NCCL communicators (no collective needed).
+  void abort(const std::string& reason) const;
+
+  // ---- collectives on raw buffers; `s` says where the buffers live ----
+  void all_reduce(const void* send, void* recv, std::size_t count, DType t, ReduceOp op, const Stream& s) const;
+  void reduce(const void* send, void* recv, std::size_t count, DType t, ReduceOp op, int root, const Stream& s) const;
+  // `send` is read on root only; recv is written everywhere (root too, unless recv == send).
+  void broadcast(const void* send, void* recv, std::size_t count, DType t, int root, const Stream& s) const;
+  // count per rank; recv holds size()*count, rank r's block at r*count.
+  void all_gather(const void* send, void* recv, std::size_t count, DType t, const Stream& s) const;
+  void all_gatherv(const void* send, std::size_t send_count, void* recv, Counts recv_counts, Counts displs,
+                   DType t, const Stream& s) const;
+  // send holds size()*recv_count; rank r receives the reduced block r.
+  void reduce_scatter(const void* send, void* recv, std::size_t recv_count, DType t, ReduceOp op,
+                      const Stream& s) const;
+  // count per peer: block p of send goes to rank p, block q of recv comes from rank q.
+  void all_to_all(const void* send, void* recv, std::size_t count, DType t, const Stream& s) const;
+  void all_to_allv(const void* send, Counts send_counts, Counts send_displs, void* recv, Counts recv_counts,
+                   Counts recv_displs, DType t, const Stream& s) const;
+  // recv (size()*count) is used on root only.
+  void gather(const void* send, void* recv, std::size_t count, DType t, int root, const Stream& s) const;
+  void gatherv(const void* send, std::size_t send_count, void* recv, Counts recv_counts, Counts displs, DType t,
+               int root, const Stream& s) const;
+  // send (size()*count) is read on root only.
+  void scatter(const void* send, void* recv, std::size_t count, DType t, int root, const Stream& s) const;
+  void scatterv(const void* send, Counts send_counts, Counts displs, void* recv, std::size_t recv_count, DType t,
+                int root, const Stream& s) const;
+  void send(const void* buf, std::size_t count, DType t, int peer, const Stream& s) const;
+  void recv(void* buf, std::size_t count, DType t, int peer, const Stream& s) const;
+  void sendrecv(const void* send, std::size_t send_count, int dest, void* recv, std::size_t recv_count,
+                int source, DType t, const Stream& s) const;
+
+  // ---- typed pointers ----
+  template <Scalar T>
+  void all_reduce(const T* send, T* recv, std::size_t count, ReduceOp op, const Stream& s) const {
+    all_reduce(send, recv, count, scalar_dtype<T>(), op, s);
+  }
+  template <Scalar T>
+  void all_reduce(T* data, std::size_t count, ReduceOp op, const Stream& s) const {
+    all_reduce(data, data, count, scalar_dtype<T>(), op, s);
+  }
+  // Host scalars and host buffers (the pre-NCCL interface, kept for convenience).
+  template <Scalar T>
+  void all_reduce(T* data, std::size_t count, ReduceOp op) const {
+    all_reduce(data, data, count, scalar_dtype<T>(), op, Stream::default_for(Device::host()));
+  }
+  template <Scalar T>
   T all_reduce(T value, ReduceOp op) const {
     all_reduce(&value, 1, op);
     return value;
   }
 
+  // ---- local::Array (contiguous; the array's device and default stream unless given) ----
+  template <Element T, int R>
+  void all_reduce(local::Array<T, R>& a, ReduceOp op) const {
+    all_reduce(a.data(), a.data(), checked(a), dtype_v<T>, op, stream_of(a));
+  }
+  template <Element T, int R>
+  void all_reduce(local::Array<T, R>& a, ReduceOp op, const Stream& s) const {
+    all_reduce(a.data(), a.data(), checked(a), dtype_v<T>, op, s);
+  }
+  template <Element T, int R>
+  void broadcast(local::Array<T, R>& a, int root) const {
+    broadcast(a.data(), a.data(), checked(a), dtype_v<T>, root, stream_of(a));
+  }
+  template <Element T, int R1, int R2>
+  void all_gather(const local::Array<T, R1>& send, local::Array<T, R2>& recv) const {
+    same_device(send, recv, "all_gather");
+    all_gather(send.data(), recv.data(), checked(send), dtype_v<T>, stream_of(send));
+  }
+  template <Element T, int R1, int R2>
+  void all_to_all(const local::Array<T, R1>& send, local::Array<T, R2>& recv) const {
+    same_device(send, recv, "all_to_all");
+    all_to_all(send.data(), recv.data(), checked(send) / size(), dtype_v<T>, stream_of(send));
+  }
+  template <Element T, int R1, int R2>
+  void reduce_scatter(const local::Array<T, R1>& send, local::Array<T, R2>& recv, ReduceOp op) const {
+    same_device(send, recv, "reduce_scatter");
+    reduce_scatter(send.data(), recv.data(), checked(recv), dtype_v<T>, op, stream_of(send));
+  }
+  template <Element T, int R>
+  void send(const local::Array<T, R>& a, int peer) const { send(a.data(), checked(a), dtype_v<T>, peer, stream_of(a)); }
+  template <Element T, int R>
+  void recv(local::Array<T, R>& a, int peer) const { recv(a.data(), checked(a), dtype_v<T>, peer, stream_of(a)); }
+
+  struct State;  // implementation detail, shared with the backends
+
  private:
-  struct State;
   explicit ProcessGroup(std::shared_ptr<State> s) : state_(std::move(s)) {}
+  template <class A>
+  static std::size_t checked(const A& a) {
+    if (!a.is_contiguous()) throw_noncontiguous(a.size());
+    return static_cast<std::size_t>(a.size());
+  }
+  template <class A>
+  static Stream& stream_of(const A& a) { return Stream::default_for(a.device()); }
+  template <class A, class B>
+  static void same_device(const A& a, const B& b, const char* op) {
+    if (a.device() != b.device()) throw_device_mismatch(op, a.device(), b.device());
+  }
+  [[noreturn]] static void throw_noncontiguous(long long size);
+  [[noreturn]] static void throw_device_mismatch(const char* op, const Device& a, const Device& b);
   std::shared_ptr<State> state_;
+};
+
+// Groups collectives so that they progress together (the only way to do several sends and
+// receives between the same ranks without deadlock): ncclGroupStart/End for device buffers;
+// MPI non-blocking calls completed by one waitall for host buffers. Groups nest; the outermost
+// end() launches and waits. The destructor ends a group that end() did not (and swallows the
+// error if an exception is already unwinding).
+class Group {
+ public:
+  Group();
+  ~Group() noexcept(false);
+  Group(const Group&) = delete;
+  Group& operator=(const Group&) = delete;
+  void end();
+
+ private:
+  bool ended_ = false;
+  int uncaught_ = 0;
 };
 
 }  // namespace tessera::comm

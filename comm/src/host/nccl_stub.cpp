@@ -1,0 +1,28 @@
+// Builds without NCCL: device buffers always take the MPI transport.
+#include "../detail/state.hpp"
+
+namespace tessera::comm::detail {
+
+using State = ProcessGroup::State;
+
+namespace {
+[[noreturn]] void no_nccl() { throw BackendUnavailable("this Tessera was built without NCCL"); }
+}  // namespace
+
+bool nccl_compiled() { return false; }
+bool nccl_usable(State& st, const Device&) { return mpi_all_reduce_min(st, 0, "NCCL availability agreement") == 1; }
+void nccl_all_reduce(State&, const Call&, const void*, void*, ReduceOp, const Stream&) { no_nccl(); }
+void nccl_reduce(State&, const Call&, const void*, void*, ReduceOp, int, const Stream&) { no_nccl(); }
+void nccl_broadcast(State&, const Call&, const void*, void*, int, const Stream&) { no_nccl(); }
+void nccl_all_gather(State&, const Call&, const void*, void*, const Stream&) { no_nccl(); }
+void nccl_reduce_scatter(State&, const Call&, const void*, void*, ReduceOp, const Stream&) { no_nccl(); }
+void nccl_transfers(State&, const Call&, const std::vector<Transfer>&, const Stream&, std::shared_ptr<void>) {
+  no_nccl();
+}
+void nccl_group_end() {}
+void device_wait(State&, const Stream& s) { s.synchronize(); }
+void nccl_abort(State&) {}
+void nccl_release(State&) {}
+void nccl_shutdown() {}
+
+}  // namespace tessera::comm::detail
