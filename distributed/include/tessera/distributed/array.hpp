@@ -1,0 +1,67 @@
+// distributed::Array<T, Rank>: a Layout, a device and this rank's shard, a local::Array of the
+// padded shape (block plus halos); interior() is the block without halos. Copies are handles
+// to the same shard. Work on the array is ordered on its stream: the device's default stream,
+// or the one given when adopting memory (the caller keeps that Stream alive).
+#pragma once
+#include <memory>
+
+#include "tessera/distributed/layout.hpp"
+#include "tessera/local/array.hpp"
+#include "tessera/local/stream.hpp"
+
+namespace tessera::distributed {
+
+template <class T, int Rank>
+class Array {
+ public:
+  using value_type = T;
+  static constexpr int rank = Rank;
+
+  Array() = default;
+  // Uninitialized shard on `d`.
+  Array(Layout<Rank> layout, Device d)
+      : layout_(std::make_shared<Layout<Rank>>(std::move(layout))),
+        shard_(layout_->padded_shape(), d),
+        stream_(&Stream::default_for(d)) {}
+
+  // Adopts memory the caller owns (no copy): `data` holds this rank's padded shard, row-major
+  // (or with `strides`), on device `d`; work is ordered on `s`.
+  static Array adopt(T* data, Layout<Rank> layout, Device d, const Stream& s) {
+    if (s.device() != d)
+      throw DeviceMismatch("distributed::Array::adopt: memory on " + d.str() + " but stream on " + s.device().str());
+    Array a;
+    a.layout_ = std::make_shared<Layout<Rank>>(std::move(layout));
+    a.shard_ = local::Array<T, Rank>::view(data, a.layout_->padded_shape(), d);
+    a.stream_ = &s;
+    return a;
+  }
+  static Array adopt(T* data, Layout<Rank> layout, Device d) { return adopt(data, std::move(layout), d, Stream::default_for(d)); }
+
+  const Layout<Rank>& layout() const noexcept { return *layout_; }
+  Device device() const noexcept { return shard_.device(); }
+  const Stream& stream() const noexcept { return *stream_; }
+  const Index<Rank>& global_shape() const noexcept { return layout_->global_shape(); }
+  index_t global_size() const { return layout_->global_size(); }
+  // This rank's shard (with halos), and its block without halos (a view).
+  const local::Array<T, Rank>& local() const noexcept { return shard_; }
+  local::Array<T, Rank> interior() const {
+    local::Array<T, Rank> v = shard_;
+    const auto& h = layout_->halo();
+    for (int a = 0; a < Rank; ++a)
+      if (h[a] > 0) v = v.slice(a, h[a], shard_.shape(a) - h[a]);
+    return v;
+  }
+  Box<Rank> local_box() const { return layout_->local_box(); }
+
+  // Evaluates a distributed expression (elementwise.hpp) into this array's interior.
+  template <class E>
+    requires requires { typename E::is_distributed_expr; }
+  Array& operator=(const E& e);
+
+ private:
+  std::shared_ptr<const Layout<Rank>> layout_;
+  local::Array<T, Rank> shard_;
+  const Stream* stream_ = nullptr;
+};
+
+}  // namespace tessera::distributed

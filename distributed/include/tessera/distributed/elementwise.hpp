@@ -1,0 +1,106 @@
+// Fused elementwise expressions on distributed arrays: the Local layer's expression templates
+// applied to the interiors, with no communication. Every operand must have the same blocks
+// (global shape, grid, splits, offsets; halos may differ): otherwise LayoutMismatch, printing
+// both layouts. `z = a * b + c` runs one kernel per rank (in nvcc translation units; see expr.hpp);
+// `map(f, a, b, ...)` applies any function of local operands, e.g. map([](auto x) { return
+// sqrt(x); }, a).
+#pragma once
+#include <type_traits>
+
+#include "tessera/distributed/array.hpp"
+#include "tessera/local/expr.hpp"
+
+namespace tessera::distributed {
+
+template <class E, int Rank>
+struct Expr {
+  using is_distributed_expr = void;
+  static constexpr int rank = Rank;
+  E local;
+  const Layout<Rank>* layout;
+};
+
+template <class X> struct is_darray : std::false_type {};
+template <class T, int R> struct is_darray<Array<T, R>> : std::true_type {};
+template <class X> concept DArray = is_darray<std::remove_cvref_t<X>>::value;
+template <class X> concept DExpr = requires { typename std::remove_cvref_t<X>::is_distributed_expr; };
+template <class X> concept DOperand = DArray<X> || DExpr<X>;
+template <class X> concept DScalar = local::ScalarLike<std::remove_cvref_t<X>>;
+
+namespace detail {
+template <class X>
+decltype(auto) local_of(const X& x) {
+  if constexpr (DArray<X>) return x.interior();
+  else if constexpr (DExpr<X>) return (x.local);
+  else return x;
+}
+template <class X>
+auto layout_of(const X& x) {
+  if constexpr (DArray<X>) return &x.layout();
+  else if constexpr (DExpr<X>) return x.layout;
+  else return nullptr;
+}
+template <int R>
+const Layout<R>* merge(const Layout<R>* a, const Layout<R>* b, const char* op) {
+  if (a && b && !a->same_blocks(*b))
+    throw LayoutMismatch(std::string("layout mismatch in ") + op + ": " + a->str() + " vs " + b->str() +
+                         " (redistribute one first)");
+  return a ? a : b;
+}
+template <int R> const Layout<R>* merge(const Layout<R>* a, std::nullptr_t, const char*) { return a; }
+template <int R> const Layout<R>* merge(std::nullptr_t, const Layout<R>* b, const char*) { return b; }
+template <class X> constexpr int rank_of() { return std::remove_cvref_t<X>::rank; }
+template <class E, int R>
+auto make(E&& e, const Layout<R>* l) { return Expr<std::remove_cvref_t<E>, R>{std::forward<E>(e), l}; }
+}  // namespace detail
+
+template <class X, class Y>
+concept DBinary = (DOperand<X> && (DOperand<Y> || DScalar<Y>)) || (DScalar<X> && DOperand<Y>);
+
+#define TESSERA_DIST_BINARY(FN)                                                                        \
+  template <class X, class Y>                                                                          \
+    requires DBinary<X, Y>                                                                             \
+  auto FN(const X& x, const Y& y) {                                                                    \
+    constexpr int R = [] { if constexpr (DOperand<X>) return detail::rank_of<X>(); else return detail::rank_of<Y>(); }(); \
+    const Layout<R>* l = detail::merge<R>(detail::layout_of(x), detail::layout_of(y), #FN);             \
+    using local::FN;                                                                                   \
+    return detail::make(FN(detail::local_of(x), detail::local_of(y)), l);                              \
+  }
+TESSERA_DIST_BINARY(operator+)
+TESSERA_DIST_BINARY(operator-)
+TESSERA_DIST_BINARY(operator*)
+TESSERA_DIST_BINARY(operator/)
+TESSERA_DIST_BINARY(minimum)
+TESSERA_DIST_BINARY(maximum)
+#undef TESSERA_DIST_BINARY
+
+template <class X> requires DOperand<X>
+auto operator-(const X& x) {
+  using local::operator-;
+  return detail::make(-detail::local_of(x), detail::layout_of(x));
+}
+
+// f applied to the local operands (interiors, local expressions, scalars) of each rank.
+template <class F, class... Xs>
+  requires(DOperand<Xs> || ...)
+auto map(F&& f, const Xs&... xs) {
+  constexpr int R = [] {
+    int r = -1;
+    ((r = r < 0 && DOperand<Xs> ? detail::rank_of<Xs>() : r), ...);
+    return r;
+  }();
+  const Layout<R>* l = nullptr;
+  ((l = detail::merge<R>(l, detail::layout_of(xs), "map")), ...);
+  return detail::make(f(local::as_expr(detail::local_of(xs))...), l);
+}
+
+template <class T, int Rank>
+template <class E>
+  requires requires { typename E::is_distributed_expr; }
+Array<T, Rank>& Array<T, Rank>::operator=(const E& e) {
+  detail::merge<Rank>(&layout(), e.layout, "assignment");
+  local::assign(interior(), e.local);
+  return *this;
+}
+
+}  // namespace tessera::distributed

@@ -1,0 +1,1 @@
+# Sources of the creation part (target_sources(tessera_distributed PRIVATE ...)).

@@ -1,0 +1,1 @@
+# Sources of the halo part (target_sources(tessera_distributed PRIVATE ...)).

@@ -1,0 +1,1 @@
+# Sources of the redistribute part (target_sources(tessera_distributed PRIVATE ...)).

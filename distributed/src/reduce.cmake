@@ -1,0 +1,1 @@
+# Sources of the reduce part (target_sources(tessera_distributed PRIVATE ...)).
