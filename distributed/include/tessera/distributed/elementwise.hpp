@@ -49,7 +49,10 @@ const Layout<R>* merge(const Layout<R>* a, const Layout<R>* b, const char* op) {
 }
 template <int R> const Layout<R>* merge(const Layout<R>* a, std::nullptr_t, const char*) { return a; }
 template <int R> const Layout<R>* merge(std::nullptr_t, const Layout<R>* b, const char*) { return b; }
-template <class X> constexpr int rank_of() { return std::remove_cvref_t<X>::rank; }
+template <class X> constexpr int rank_of() {
+  if constexpr (DOperand<X>) return std::remove_cvref_t<X>::rank;
+  else return -1;
+}
 template <class E, int R>
 auto make(E&& e, const Layout<R>* l) { return Expr<std::remove_cvref_t<E>, R>{std::forward<E>(e), l}; }
 }  // namespace detail
@@ -86,7 +89,7 @@ template <class F, class... Xs>
 auto map(F&& f, const Xs&... xs) {
   constexpr int R = [] {
     int r = -1;
-    ((r = r < 0 && DOperand<Xs> ? detail::rank_of<Xs>() : r), ...);
+    ((r = r < 0 ? detail::rank_of<Xs>() : r), ...);
     return r;
   }();
   const Layout<R>* l = nullptr;

@@ -1,0 +1,121 @@
+// ProcessGrid and Layout: grid shapes, neighbours, block partitions, owners, errors.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "tessera/distributed/layout.hpp"
+
+namespace {
+using namespace tessera;
+using namespace tessera::distributed;
+using comm::ProcessGroup;
+
+TEST(Grid, DimsAreChosenLikeMpiDimsCreate) {
+  const auto world = ProcessGroup::world();
+  const int p = world.size();
+  for (int nd = 1; nd <= 3; ++nd) {
+    const auto g = ProcessGrid::balanced(world, nd);
+    ASSERT_EQ(g.ndims(), nd);
+    EXPECT_EQ(std::accumulate(g.dims().begin(), g.dims().end(), 1, std::multiplies<int>()), p);
+    std::vector<int> want(nd, 0);
+    MPI_Dims_create(p, nd, want.data());
+    EXPECT_EQ(g.dims(), want);
+    EXPECT_EQ(g.coords(g.rank()), g.coords());
+    EXPECT_EQ(g.rank_at(g.coords()), g.rank());
+  }
+}
+
+TEST(Grid, NeighboursWrapOnlyOnPeriodicAxes) {
+  const auto world = ProcessGroup::world();
+  const int p = world.size();
+  const ProcessGrid open(world, {p, 1}, {false, true}), ring(world, {p, 1}, {true, false});
+  const int r = world.rank();
+  EXPECT_EQ(open.neighbour(0, 1), r + 1 < p ? r + 1 : -1);
+  EXPECT_EQ(open.neighbour(0, -1), r > 0 ? r - 1 : -1);
+  EXPECT_EQ(ring.neighbour(0, 1), (r + 1) % p);
+  EXPECT_EQ(ring.neighbour(0, -1), (r + p - 1) % p);
+  EXPECT_EQ(open.neighbour(1, 1), r);  // periodic axis of extent 1: oneself
+  EXPECT_EQ(ring.neighbour(1, 1), -1);
+  EXPECT_THROW(open.neighbour(2, 1), InvalidArgument);
+}
+
+TEST(Grid, AxisGroupsAreRowsAndColumns) {
+  const auto world = ProcessGroup::world();
+  if (world.size() % 2) GTEST_SKIP() << "needs an even rank count for a 2 x (p/2) grid";
+  const ProcessGrid g(world, {2, world.size() / 2});
+  const auto& row = g.axis_group(1);  // same coordinate on axis 0
+  const auto& col = g.axis_group(0);
+  EXPECT_EQ(row.size(), world.size() / 2);
+  EXPECT_EQ(col.size(), 2);
+  EXPECT_EQ(row.rank(), g.coords()[1]);
+  EXPECT_EQ(col.rank(), g.coords()[0]);
+  // The members of my row are exactly the world ranks with my axis-0 coordinate.
+  std::vector<std::int32_t> mine{world.rank()}, all(row.size());
+  row.all_gather(mine.data(), all.data(), 1, DType::int32, Stream::default_for(Device::host()));
+  for (int k = 0; k < row.size(); ++k) EXPECT_EQ(all[k], g.rank_at({g.coords()[0], k}));
+}
+
+TEST(Layout, BalancedBlocksGiveTheFirstRanksOneMore) {
+  const auto world = ProcessGroup::world();
+  const int p = world.size();
+  const ProcessGrid g(world, {p});
+  const Layout<2> l(g, {17, 5}, {0, -1});
+  index_t total = 0;
+  for (int r = 0; r < p; ++r) {
+    const auto b = l.local_box(r);
+    const index_t want = 17 / p + (r < 17 % p ? 1 : 0);
+    EXPECT_EQ(b.hi[0] - b.lo[0], want) << "rank " << r;
+    EXPECT_EQ(b.lo[1], 0);
+    EXPECT_EQ(b.hi[1], 5);
+    total += b.size();
+  }
+  EXPECT_EQ(total, 17 * 5);
+}
+
+TEST(Layout, OwnerAgreesWithLocalBoxesIncludingEmptyBlocks) {
+  const auto world = ProcessGroup::world();
+  const auto g = ProcessGrid::balanced(world, 3);
+  // 2 x 1 x 3: axes shorter than the grid leave some blocks empty.
+  const auto l = Layout<3>::block(g, {2, 1, 3});
+  for (index_t i = 0; i < 2; ++i)
+    for (index_t k = 0; k < 3; ++k) {
+      const Index<3> idx{i, 0, k};
+      const int o = l.owner(idx);
+      ASSERT_GE(o, 0);
+      EXPECT_TRUE(l.local_box(o).contains(idx)) << l.str() << " owner " << o;
+    }
+  index_t total = 0;
+  for (int r = 0; r < world.size(); ++r) total += l.local_box(r).size();
+  EXPECT_EQ(total, 6);
+  EXPECT_THROW(l.owner({2, 0, 0}), InvalidArgument);
+}
+
+TEST(Layout, ExplicitOffsetsHalosAndEquality) {
+  const auto world = ProcessGroup::world();
+  const int p = world.size();
+  const ProcessGrid g(world, {p});
+  std::vector<index_t> off(p + 1);
+  for (int r = 0; r <= p; ++r) off[r] = 3 * r * r;  // growing blocks
+  const index_t n = off[p];
+  const Layout<1> l(g, {n}, {0}, {off}, {0});
+  for (int r = 0; r < p; ++r) EXPECT_EQ(l.local_box(r).lo[0], off[r]);
+  const auto h = l.with_halo({1});
+  EXPECT_FALSE(h == l);
+  EXPECT_TRUE(h.same_blocks(l));
+  EXPECT_EQ(h.padded_shape()[0], l.local_shape()[0] + 2 * h.halo()[0]);
+  EXPECT_TRUE(l == Layout<1>(g, {n}, {0}, {off}, {0}));
+  EXPECT_NE(l.str().find("split {0}"), std::string::npos) << l.str();
+}
+
+TEST(Layout, BadArgumentsThrow) {
+  const auto world = ProcessGroup::world();
+  const ProcessGrid g(world, {world.size()});
+  EXPECT_THROW(Layout<1>(g, {-1}, {0}), InvalidArgument);                 // negative extent
+  EXPECT_THROW(Layout<2>(g, {4, 4}, {1, -1}), InvalidArgument);          // no grid axis 1
+  EXPECT_THROW(Layout<2>(g, {4, 4}, {0, 0}), InvalidArgument);           // grid axis used twice
+  EXPECT_THROW(Layout<1>(g, {4}, {0}, {std::vector<index_t>{0, 5}}, {0}), InvalidArgument);  // bad offsets
+  if (world.size() > 1) EXPECT_THROW(Layout<1>(g, {world.size()}, {0}, {2}), InvalidArgument);  // halo > block
+  EXPECT_THROW(ProcessGrid(world, {world.size() + 1}), InvalidArgument);
+}
+
+}  // namespace
