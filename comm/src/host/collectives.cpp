@@ -410,13 +410,15 @@ void ProcessGroup::gatherv(const void* send, std::size_t send_count, void* recv,
   auto& st = *state_;
   check_root(st, root, c.op);
   check_buffer(send, send_count, "send", c.op);
+  // Counts matter on root only; where a non-root passes them too, they are checked as well, so
+  // that every rank throws together instead of leaving the others waiting.
+  if (st.rank == root || !recv_counts.empty()) check_counts(st, recv_counts, "recv_counts", c.op);
+  if (st.rank == root || !displs.empty()) check_counts(st, displs, "displs", c.op);
   const std::size_t e = dtype_size(t);
   std::vector<Transfer> x;
   if (st.rank != root) {
     x.push_back({root, send, nullptr, send_count * e});
   } else {
-    check_counts(st, recv_counts, "recv_counts", c.op);
-    check_counts(st, displs, "displs", c.op);
     if (recv_counts[root] != send_count)
       throw InvalidArgument(std::string(c.op) + ": root sends " + std::to_string(send_count) +
                             " elements but recv_counts[root] is " + std::to_string(recv_counts[root]));
@@ -441,13 +443,13 @@ void ProcessGroup::scatterv(const void* send, Counts send_counts, Counts displs,
   auto& st = *state_;
   check_root(st, root, c.op);
   check_buffer(recv, recv_count, "recv", c.op);
+  if (st.rank == root || !send_counts.empty()) check_counts(st, send_counts, "send_counts", c.op);
+  if (st.rank == root || !displs.empty()) check_counts(st, displs, "displs", c.op);
   const std::size_t e = dtype_size(t);
   std::vector<Transfer> x;
   if (st.rank != root) {
     x.push_back({root, nullptr, recv, recv_count * e});
   } else {
-    check_counts(st, send_counts, "send_counts", c.op);
-    check_counts(st, displs, "displs", c.op);
     if (send_counts[root] != recv_count)
       throw InvalidArgument(std::string(c.op) + ": root receives " + std::to_string(recv_count) +
                             " elements but send_counts[root] is " + std::to_string(send_counts[root]));
