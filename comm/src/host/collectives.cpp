@@ -3,7 +3,9 @@
 // host memory). Data-movement collectives are lists of point-to-point Transfers, so that each
 // transport implements them once.
 #include <cstring>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -108,8 +110,27 @@ class Stage {
  private:
   struct Back { void* dev; void* host; std::size_t bytes; };
   void* slot(std::size_t n) {
-    keep_.push_back(std::make_shared<PinnedBuffer>(n ? n : 1));
+    keep_.push_back(take_pinned(n ? n : 1));
     return keep_.back()->data();
+  }
+  // Page-locking memory costs milliseconds: keep released staging buffers for the next call.
+  static std::shared_ptr<PinnedBuffer> take_pinned(std::size_t n) {
+    static std::mutex mu;
+    // Never destroyed: freeing page-locked memory after the CUDA runtime has gone is an error.
+    static auto& free_list = *new std::multimap<std::size_t, std::unique_ptr<PinnedBuffer>>;
+    std::unique_ptr<PinnedBuffer> b;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (auto it = free_list.lower_bound(n); it != free_list.end() && it->first <= 2 * n) {
+        b = std::move(it->second);
+        free_list.erase(it);
+      }
+    }
+    if (!b) b = std::make_unique<PinnedBuffer>(n);
+    return std::shared_ptr<PinnedBuffer>(b.release(), [](PinnedBuffer* p) {
+      std::lock_guard<std::mutex> lock(mu);
+      free_list.emplace(p->bytes(), std::unique_ptr<PinnedBuffer>(p));
+    });
   }
   const Stream& s_;
   std::vector<std::shared_ptr<PinnedBuffer>> keep_;
