@@ -1,1 +1,3 @@
-# Sources of the redistribute part (target_sources(tessera_distributed PRIVATE ...)).
+# Sources of the redistribute part: redistribute, gather, allgather, scatter, slice (plain C++:
+# packing uses the precompiled local::copy, transfers go through comm::ProcessGroup).
+target_sources(tessera_distributed PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src/host/redistribute.cpp)

@@ -1,0 +1,78 @@
+// Halo exchange: fills every halo cell of every rank's shard with the value at its global index,
+// taken from the rank that owns it: faces, edges and corners (all 3^d - 1 directions). Periodic
+// axes (Layout::periodic) wrap, on split axes to the rank at the other end, on whole axes within
+// the rank itself; halo cells beyond a non-periodic outer boundary are left untouched. Empty
+// blocks are skipped over: a halo comes from the nearest non-empty block.
+//
+//   exchange_halos(u);                       // blocking (on the device: stream-ordered)
+//   auto h = exchange_halos_begin(u);        // packs and starts the transfers
+//   interior_update(u, v);                   // overlaps the transfers; must not write u
+//   h.end();                                 // halos of u are valid (in u's stream order)
+//
+// On a GPU, begin packs the send regions into contiguous buffers (one strided copy kernel per
+// direction) and posts the NCCL sends and receives, grouped, on a communication stream ordered
+// after the packing by an event; end makes the array's stream wait for them and unpacks. Neither
+// blocks the host. On the host the same steps run over MPI and begin returns when the messages
+// have arrived. Buffers, events and the message plan are cached per (layout, device, type).
+// While an exchange is pending, the array's interior may be read but not written.
+#pragma once
+#include <complex>
+#include <cstdint>
+#include <memory>
+
+#include "tessera/distributed/array.hpp"
+
+namespace tessera::distributed {
+
+template <class T, int Rank>
+class HaloExchange {
+ public:
+  HaloExchange() = default;
+  HaloExchange(HaloExchange&&) noexcept;
+  HaloExchange& operator=(HaloExchange&&) noexcept;
+  // Ends a pending exchange (errors are swallowed only while an exception unwinds).
+  ~HaloExchange() noexcept(false);
+
+  // Orders the array's stream after the transfers and unpacks the halos. Idempotent.
+  void end();
+  bool pending() const noexcept { return static_cast<bool>(impl_); }
+
+  struct Impl;  // defined in halo.cpp
+
+ private:
+  template <class U, int R>
+  friend HaloExchange<U, R> exchange_halos_begin(Array<U, R>& a);
+  std::unique_ptr<Impl> impl_;
+  int uncaught_ = 0;
+};
+
+template <class T, int Rank>
+HaloExchange<T, Rank> exchange_halos_begin(Array<T, Rank>& a);
+
+template <class T, int Rank>
+void exchange_halos_end(HaloExchange<T, Rank>& h) {
+  h.end();
+}
+
+template <class T, int Rank>
+void exchange_halos(Array<T, Rank>& a) {
+  exchange_halos_begin(a).end();
+}
+
+// Instantiated in halo.cpp for the 7 element types and ranks 1..4.
+#define TESSERA_HALO_EXTERN(T, R)                                              \
+  extern template class HaloExchange<T, R>;                                    \
+  extern template HaloExchange<T, R> exchange_halos_begin<T, R>(Array<T, R>&);
+#define TESSERA_HALO_EXTERN_RANKS(T) \
+  TESSERA_HALO_EXTERN(T, 1) TESSERA_HALO_EXTERN(T, 2) TESSERA_HALO_EXTERN(T, 3) TESSERA_HALO_EXTERN(T, 4)
+TESSERA_HALO_EXTERN_RANKS(bool)
+TESSERA_HALO_EXTERN_RANKS(std::int32_t)
+TESSERA_HALO_EXTERN_RANKS(std::int64_t)
+TESSERA_HALO_EXTERN_RANKS(float)
+TESSERA_HALO_EXTERN_RANKS(double)
+TESSERA_HALO_EXTERN_RANKS(std::complex<float>)
+TESSERA_HALO_EXTERN_RANKS(std::complex<double>)
+#undef TESSERA_HALO_EXTERN_RANKS
+#undef TESSERA_HALO_EXTERN
+
+}  // namespace tessera::distributed

@@ -1,0 +1,351 @@
+// Halo exchange (halo.hpp). One code path for both backends: pack the send regions with the
+// precompiled strided copy, post the grouped sends and receives, unpack the halos. Only the
+// streams differ: on a GPU the transfers run on a communication stream between two events, so
+// that work the caller enqueues after begin() overlaps them.
+//
+// Every rank derives every rank's halo pieces from the Layout alone, so the two sides of a
+// message agree on its size and on its place in the per-peer order (NCCL and MPI match the
+// sends and receives between two ranks in posting order): messages between a pair of ranks are
+// posted in the order of the receiver's halo directions, on both sides.
+#include "tessera/distributed/halo.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "tessera/comm/process_group.hpp"
+#include "tessera/local/basic_ops.hpp"
+
+namespace tessera::distributed {
+namespace {
+
+// A box of a padded shard, in shard coordinates.
+template <int R>
+struct Region {
+  Index<R> start{}, shape{};
+  index_t size() const { return local::shape_size(shape); }
+};
+
+// Halo cells `to` of a rank come from the cells `from` of rank `src`.
+template <int R>
+struct Piece {
+  int src = -1;
+  Region<R> from, to;
+};
+
+template <int R>
+using Dir = std::array<int, R>;
+
+// {-1,0,1}^R without the zero vector, in lexicographic order (the canonical message order).
+template <int R>
+std::vector<Dir<R>> directions() {
+  std::vector<Dir<R>> out;
+  Dir<R> d;
+  d.fill(-1);
+  for (;;) {
+    if (std::any_of(d.begin(), d.end(), [](int x) { return x != 0; })) out.push_back(d);
+    int a = R - 1;
+    while (a >= 0 && d[a] == 1) d[a--] = -1;
+    if (a < 0) return out;
+    ++d[a];
+  }
+}
+
+// Where the halo of rank q (grid coordinates c, block b) in direction `dir` comes from; nullopt
+// where it lies beyond a non-periodic boundary or holds no cells.
+template <int R>
+std::optional<Piece<R>> halo_piece(const Layout<R>& l, std::vector<int> c, const Box<R>& b, const Dir<R>& dir) {
+  const auto& h = l.halo();
+  const auto& n = l.global_shape();
+  Piece<R> p;
+  for (int a = 0; a < R; ++a) {
+    const index_t width = b.hi[a] - b.lo[a];
+    if (dir[a] == 0) {  // the block's own extent: the source has the same coordinate on this axis
+      if (width == 0) return std::nullopt;
+      p.from.start[a] = p.to.start[a] = h[a];
+      p.from.shape[a] = p.to.shape[a] = width;
+      continue;
+    }
+    if (h[a] == 0 || n[a] == 0) return std::nullopt;
+    index_t start = dir[a] < 0 ? b.lo[a] - h[a] : b.hi[a];
+    if (start < 0 || start >= n[a]) {
+      if (!l.periodic()[a]) return std::nullopt;
+      start = (start % n[a] + n[a]) % n[a];
+    }
+    if (start + h[a] > n[a])  // Layout forbids this on split axes; on whole axes the axis is too short
+      throw InvalidArgument("exchange_halos: halo " + std::to_string(h[a]) + " on axis " + std::to_string(a) +
+                            " needs more cells than the " + std::to_string(n[a]) + " of the axis in " + l.str());
+    index_t src_lo = 0;
+    if (const int g = l.split()[a]; g >= 0) {
+      // The block holding `start` (upper_bound skips empty blocks); the Layout's halo check
+      // guarantees that it holds the whole halo.
+      const auto& o = l.offsets(a);
+      const int k = static_cast<int>(std::upper_bound(o.begin(), o.end(), start) - o.begin()) - 1;
+      if (start + h[a] > o[k + 1])
+        throw InvalidArgument("exchange_halos: halo " + std::to_string(h[a]) + " on axis " + std::to_string(a) +
+                              " spans two blocks of " + l.str());
+      c[g] = k;
+      src_lo = o[k];
+    }
+    p.from.start[a] = h[a] + start - src_lo;
+    p.from.shape[a] = p.to.shape[a] = h[a];
+    p.to.start[a] = dir[a] < 0 ? 0 : h[a] + width;
+  }
+  p.src = l.grid().rank_at(c);
+  return p;
+}
+
+// This rank's part of the exchange: remote messages in posting order, with their places in
+// the packed buffers (elements), and the pieces it copies from itself.
+template <int R>
+struct Plan {
+  struct Message {
+    int peer;
+    Region<R> region;
+    index_t offset;
+  };
+  std::vector<Message> sends, recvs;
+  std::vector<std::pair<Region<R>, Region<R>>> self;  // (from, to)
+  index_t send_size = 0, recv_size = 0;
+  bool any_remote = false;  // whether any rank of the grid has a remote message
+};
+
+template <int R>
+Plan<R> make_plan(const Layout<R>& l) {
+  Plan<R> p;
+  const auto& grid = l.grid();
+  const int me = grid.rank();
+  const auto dirs = directions<R>();
+  for (int q = 0; q < grid.size(); ++q) {
+    const auto c = grid.coords(q);
+    const auto b = l.local_box(q);
+    for (const auto& dir : dirs) {
+      const auto piece = halo_piece<R>(l, c, b, dir);
+      if (!piece) continue;
+      const index_t n = piece->to.size();
+      if (n == 0) continue;
+      p.any_remote = p.any_remote || piece->src != q;
+      if (q == me && piece->src == me) {
+        p.self.emplace_back(piece->from, piece->to);
+      } else if (q == me) {
+        p.recvs.push_back({piece->src, piece->to, p.recv_size});
+        p.recv_size += n;
+      } else if (piece->src == me) {
+        p.sends.push_back({q, piece->from, p.send_size});
+        p.send_size += n;
+      }
+    }
+  }
+  return p;
+}
+
+template <class T, int R>
+local::Array<T, R> region_view(const local::Array<T, R>& shard, const Region<R>& r) {
+  auto v = shard;
+  for (int a = 0; a < R; ++a) v = v.slice(a, r.start[a], r.start[a] + r.shape[a]);
+  return v;
+}
+
+template <class T, int R>
+local::Array<T, R> packed_view(const local::Array<T, 1>& buf, const typename Plan<R>::Message& m) {
+  return local::Array<T, R>::view(buf.data() + m.offset, m.region.shape, buf.device());
+}
+
+// Streams on which the transfers of a device's exchanges run (leaked, like default streams:
+// destroying CUDA streams after the driver shut down is an error).
+const Stream& comm_stream(Device d) {
+  if (d.is_host()) return Stream::default_for(d);
+  static std::mutex mu;
+  static auto* streams = new std::map<Device, std::unique_ptr<Stream>>();
+  std::lock_guard<std::mutex> lock(mu);
+  auto& s = (*streams)[d];
+  if (!s) s = std::make_unique<Stream>(d);
+  return *s;
+}
+
+// Cached per (layout, device, type): the plan, the packed buffers and the events ordering the
+// streams. An entry serves one exchange at a time (busy between begin and end).
+template <class T, int R>
+struct Entry {
+  Layout<R> layout;
+  Device device;
+  Plan<R> plan;
+  local::Array<T, 1> send_buf, recv_buf;
+  Event array_ready, packed, arrived, unpacked;
+  bool busy = false;
+
+  Entry(const Layout<R>& l, Device d)
+      : layout(l), device(d), plan(make_plan(l)),
+        send_buf(Index<1>{plan.send_size}, d), recv_buf(Index<1>{plan.recv_size}, d),
+        array_ready(d), packed(d), arrived(d), unpacked(d) {}
+};
+
+constexpr std::size_t kCacheEntries = 8;
+
+template <class T, int R>
+struct Cache {
+  std::mutex mu;
+  std::vector<std::shared_ptr<Entry<T, R>>> entries;  // most recently used last
+};
+
+template <class T, int R>
+Cache<T, R>& cache() {
+  static auto* c = new Cache<T, R>();  // leaked: device buffers must not be freed after exit
+  return *c;
+}
+
+// An idle entry for this layout and device (made on a miss; collective then, like the exchange).
+template <class T, int R>
+std::shared_ptr<Entry<T, R>> acquire(const Layout<R>& l, Device d) {
+  auto& c = cache<T, R>();
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    for (auto it = c.entries.begin(); it != c.entries.end(); ++it) {
+      if ((*it)->busy || (*it)->device != d || !((*it)->layout == l)) continue;
+      auto e = *it;
+      c.entries.erase(it);
+      c.entries.push_back(e);
+      e->busy = true;
+      return e;
+    }
+  }
+  auto e = std::make_shared<Entry<T, R>>(l, d);
+  if (d.is_cuda() && e->plan.any_remote) {
+    // The first device collective of a group decides its transport and makes its NCCL
+    // communicator, collectively: ranks without messages of their own must take part too.
+    local::Array<std::int32_t, 1> one(Index<1>{1}, d);
+    l.grid().group().all_reduce(one.data(), one.data(), 1, DType::int32, comm::ReduceOp::sum,
+                                Stream::default_for(d));
+  }
+  std::lock_guard<std::mutex> lock(c.mu);
+  e->busy = true;
+  c.entries.push_back(e);
+  for (auto it = c.entries.begin(); c.entries.size() > kCacheEntries && it != c.entries.end();)
+    it = (*it)->busy ? it + 1 : c.entries.erase(it);
+  return e;
+}
+
+template <class T, int R>
+void release(Entry<T, R>& e) {
+  std::lock_guard<std::mutex> lock(cache<T, R>().mu);
+  e.busy = false;
+}
+
+}  // namespace
+
+template <class T, int Rank>
+struct HaloExchange<T, Rank>::Impl {
+  Array<T, Rank> array;
+  std::shared_ptr<Entry<T, Rank>> entry;
+  ~Impl() {
+    if (entry) release(*entry);
+  }
+};
+
+template <class T, int Rank>
+HaloExchange<T, Rank> exchange_halos_begin(Array<T, Rank>& a) {
+  HaloExchange<T, Rank> h;
+  const auto& widths = a.layout().halo();
+  if (std::all_of(widths.begin(), widths.end(), [](index_t w) { return w == 0; })) return h;  // nothing to do
+  const Device d = a.device();
+  const DeviceGuard guard(d);
+  auto impl = std::make_unique<typename HaloExchange<T, Rank>::Impl>();
+  impl->array = a;
+  impl->entry = acquire<T, Rank>(a.layout(), d);
+  auto& e = *impl->entry;
+  const auto& p = e.plan;
+  const Stream& work = Stream::default_for(d);  // where the local copies run
+  const Stream& comm_s = comm_stream(d);
+  const auto& shard = a.local();
+
+  if (&a.stream() != &work) {  // the local copies must follow the array's producers
+    e.array_ready.record(a.stream());
+    e.array_ready.wait_on(work);
+  }
+  for (const auto& m : p.sends) local::copy(packed_view<T, Rank>(e.send_buf, m), region_view(shard, m.region));
+  for (const auto& [from, to] : p.self) local::copy(region_view(shard, to), region_view(shard, from));
+  if (!p.sends.empty() || !p.recvs.empty()) {
+    e.packed.record(work);
+    e.packed.wait_on(comm_s);
+    const auto& group = a.layout().grid().group();
+    comm::Group g;
+    for (const auto& m : p.recvs)
+      group.recv(e.recv_buf.data() + m.offset, static_cast<std::size_t>(m.region.size()), dtype_v<T>, m.peer, comm_s);
+    for (const auto& m : p.sends)
+      group.send(e.send_buf.data() + m.offset, static_cast<std::size_t>(m.region.size()), dtype_v<T>, m.peer, comm_s);
+    g.end();
+    e.arrived.record(comm_s);
+  }
+  h.impl_ = std::move(impl);
+  h.uncaught_ = std::uncaught_exceptions();
+  return h;
+}
+
+template <class T, int Rank>
+void HaloExchange<T, Rank>::end() {
+  if (!impl_) return;
+  const auto impl = std::move(impl_);  // ends once, even if unpacking throws
+  auto& e = *impl->entry;
+  const auto& a = impl->array;
+  const Device d = a.device();
+  const DeviceGuard guard(d);
+  const Stream& work = Stream::default_for(d);
+  if (!e.plan.sends.empty() || !e.plan.recvs.empty()) {
+    e.arrived.wait_on(work);  // also keeps the next packing off the send buffer until it is sent
+    for (const auto& m : e.plan.recvs)
+      local::copy(region_view(a.local(), m.region), packed_view<T, Rank>(e.recv_buf, m));
+  }
+  if (&a.stream() != &work) {
+    e.unpacked.record(work);
+    e.unpacked.wait_on(a.stream());
+  }
+}
+
+template <class T, int Rank>
+HaloExchange<T, Rank>::HaloExchange(HaloExchange&& o) noexcept
+    : impl_(std::move(o.impl_)), uncaught_(o.uncaught_) {}
+
+template <class T, int Rank>
+HaloExchange<T, Rank>& HaloExchange<T, Rank>::operator=(HaloExchange&& o) noexcept {
+  if (this != &o) {
+    try {
+      end();
+    } catch (...) {
+    }
+    impl_ = std::move(o.impl_);
+    uncaught_ = o.uncaught_;
+  }
+  return *this;
+}
+
+template <class T, int Rank>
+HaloExchange<T, Rank>::~HaloExchange() noexcept(false) {
+  if (!impl_) return;
+  if (std::uncaught_exceptions() > uncaught_) {
+    try {
+      end();
+    } catch (...) {
+    }
+    return;
+  }
+  end();
+}
+
+#define TESSERA_HALO_INSTANTIATE(T, R) \
+  template class HaloExchange<T, R>;   \
+  template HaloExchange<T, R> exchange_halos_begin<T, R>(Array<T, R>&);
+#define TESSERA_HALO_INSTANTIATE_RANKS(T) \
+  TESSERA_HALO_INSTANTIATE(T, 1) TESSERA_HALO_INSTANTIATE(T, 2) TESSERA_HALO_INSTANTIATE(T, 3) TESSERA_HALO_INSTANTIATE(T, 4)
+TESSERA_HALO_INSTANTIATE_RANKS(bool)
+TESSERA_HALO_INSTANTIATE_RANKS(std::int32_t)
+TESSERA_HALO_INSTANTIATE_RANKS(std::int64_t)
+TESSERA_HALO_INSTANTIATE_RANKS(float)
+TESSERA_HALO_INSTANTIATE_RANKS(double)
+TESSERA_HALO_INSTANTIATE_RANKS(std::complex<float>)
+TESSERA_HALO_INSTANTIATE_RANKS(std::complex<double>)
+
+}  // namespace tessera::distributed

@@ -1,0 +1,181 @@
+// Creation of distributed arrays: fills (halos included), arange and from_function keyed by the
+// global index, and random numbers bitwise identical to tessera::random on the gathered array.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <complex>
+#include <cstring>
+#include <vector>
+
+#include "device_test.hpp"
+#include "tessera/distributed/creation.hpp"
+#include "tessera/local/philox.hpp"
+#include "tessera/local/random.hpp"
+
+namespace {
+using namespace tessera;
+using namespace tessera::distributed;
+using comm::ProcessGroup;
+using tessera::testing::DeviceTest;
+
+// The global array, row-major on the host of every rank: each rank's interior all-gathered and
+// placed by its local_box (replicated blocks are simply written more than once).
+template <class T, int R>
+std::vector<T> gather(const Array<T, R>& a) {
+  const auto& l = a.layout();
+  const auto& group = l.grid().group();
+  const auto mine = local::to_host(local::to(a.interior(), Device::host()));
+  std::vector<std::size_t> counts(group.size()), displs(group.size());
+  std::size_t total = 0;
+  for (int r = 0; r < group.size(); ++r) displs[r] = total, total += counts[r] = l.local_box(r).size();
+  std::vector<T> all(total);
+  group.all_gatherv(mine.data(), mine.size(), all.data(), counts, displs, dtype_v<T>, Stream::default_for(Device::host()));
+  std::vector<T> out(l.global_size());
+  const auto gs = local::row_major_strides(l.global_shape());
+  for (int r = 0; r < group.size(); ++r) {
+    const auto box = l.local_box(r);
+    const auto s = box.shape();
+    for (index_t k = 0; k < box.size(); ++k) {
+      index_t rem = k, g = 0;
+      for (int ax = R - 1; ax >= 0; --ax) g += (box.lo[ax] + rem % s[ax]) * gs[ax], rem /= s[ax];
+      out[g] = all[displs[r] + k];
+    }
+  }
+  return out;
+}
+
+// Layouts (of 17x13x5 arrays but one) covering 1-, 2- and 3-D grids, halos, uneven and empty blocks
+// (explicit offsets, and axes shorter than the grid) and replicated grid axes.
+std::vector<Layout<3>> layouts3() {
+  const auto world = ProcessGroup::world();
+  const int p = world.size();
+  const ProcessGrid g1(world), g2 = ProcessGrid::balanced(world, 2), g3 = ProcessGrid::balanced(world, 3);
+  std::vector<index_t> skew(p + 1, 0);  // all but the last block empty on axis 0
+  skew[p] = 17;
+  std::vector<index_t> uneven(p + 1);
+  for (int c = 0; c <= p; ++c) uneven[c] = c == p ? 13 : std::min<index_t>(13, 5 * c);
+  return {
+      Layout<3>::block(g3, {17, 13, 5}),
+      Layout<3>::block(g3, {17, 13, 5}, {1, 1, 1}),
+      Layout<3>(g1, {17, 13, 5}, {-1, -1, 0}),                    // the short last axis over all ranks
+      Layout<3>::block(g3, {1, 3, 2}),                            // axes shorter than the grid: empty blocks
+      Layout<3>(g2, {17, 13, 5}, {1, -1, -1}, {0, 2, 0}),         // grid axis 0 replicates
+      Layout<3>(g1, {17, 13, 5}, {0, -1, -1}, {skew, {0, 13}, {0, 5}}, {0, 0, 0}),
+      Layout<3>(g1, {17, 13, 5}, {-1, 0, -1}, {std::vector<index_t>{0, 17}, uneven, {0, 5}}, {1, 1, 0}),
+  };
+}
+
+template <class K> class Creation : public DeviceTest<K> {};
+TYPED_TEST_SUITE(Creation, tessera::testing::DeviceKinds, tessera::testing::DeviceKindNames);
+
+TYPED_TEST(Creation, FullZerosOnesFillTheWholeShard) {
+  const Device d = this->device();
+  for (const auto& l : layouts3()) {
+    const auto z = zeros<double>(l, d);
+    const auto o = ones<std::int32_t>(l, d);
+    const auto f = full<std::complex<float>>(l, {1.5f, -2.0f}, d);
+    const auto e = empty<float>(l, d);
+    EXPECT_EQ(z.local().shape(), l.padded_shape());
+    EXPECT_EQ(e.local().shape(), l.padded_shape());
+    for (double v : local::to_host(z.local())) ASSERT_EQ(v, 0.0) << l.str();
+    for (auto v : local::to_host(o.local())) ASSERT_EQ(v, 1) << l.str();
+    for (auto v : local::to_host(f.local())) ASSERT_EQ(v, std::complex<float>(1.5f, -2.0f)) << l.str();
+  }
+}
+
+TYPED_TEST(Creation, ArangeHoldsTheGlobalFlatIndex) {
+  const Device d = this->device();
+  for (const auto& l : layouts3()) {
+    const auto a = gather(arange<std::int64_t>(l, d));
+    const auto b = gather(arange<float>(l, d));
+    const auto c = gather(arange<std::complex<double>>(l, d));
+    for (index_t i = 0; i < l.global_size(); ++i) {
+      ASSERT_EQ(a[i], i) << l.str();
+      ASSERT_EQ(b[i], float(i)) << l.str();
+      ASSERT_EQ(c[i], std::complex<double>(double(i), 0.0)) << l.str();
+    }
+  }
+  // 1 x N, and a 2 x 3 array on more ranks than either axis has elements.
+  const auto world = ProcessGroup::world();
+  const ProcessGrid g1(world);
+  const auto row = gather(arange<std::int32_t>(Layout<2>(g1, {1, 29}, {-1, 0}), d));
+  for (index_t i = 0; i < 29; ++i) EXPECT_EQ(row[i], i);
+  const auto tiny = gather(arange<double>(Layout<2>::block(ProcessGrid::balanced(world, 2), {2, 3}), d));
+  for (index_t i = 0; i < 6; ++i) EXPECT_EQ(tiny[i], double(i));
+}
+
+// A functor rather than a lambda, so that this file would also compile as CUDA (extended lambdas
+// may not be defined inside a gtest body, which is a private member function).
+struct Digits {
+  TESSERA_HD double operator()(const Index<3>& i) const { return 100.0 * i[0] + 10.0 * i[1] + i[2]; }
+};
+
+TYPED_TEST(Creation, FromFunctionGetsTheGlobalIndex) {
+  const Device d = this->device();
+  for (const auto& l : layouts3()) {
+#ifndef __CUDACC__
+    if (d.is_cuda()) {
+      EXPECT_THROW(from_function<double>(l, d, Digits{}), BackendUnavailable);
+      continue;
+    }
+#endif
+    const auto got = gather(from_function<double>(l, d, Digits{}));
+    const auto& n = l.global_shape();
+    for (index_t i = 0; i < n[0]; ++i)
+      for (index_t j = 0; j < n[1]; ++j)
+        for (index_t k = 0; k < n[2]; ++k)
+          ASSERT_EQ(got[(i * n[1] + j) * n[2] + k], Digits{}({i, j, k})) << l.str();
+  }
+}
+
+template <class T>
+void expect_bitwise(const std::vector<T>& got, const std::vector<T>& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (std::size_t i = 0; i < got.size(); ++i)
+    ASSERT_EQ(std::memcmp(&got[i], &want[i], sizeof(T)), 0) << what << " at " << i << ": " << got[i] << " vs " << want[i];
+}
+
+template <class T>
+void check_random_reals(Device d) {
+  const auto& host = Stream::default_for(Device::host());
+  for (const auto& l : layouts3()) {
+    for (std::uint64_t seed : {std::uint64_t{0}, std::uint64_t{0x9E3779B97F4A7C15ull}}) {
+      std::vector<T> want(l.global_size());
+      random::uniform<T>(want.data(), l.global_size(), seed, 0, T(-2), T(3), host);
+      expect_bitwise(gather(random_uniform<T>(l, d, seed, T(-2), T(3))), want, "uniform " + l.str());
+      random::normal<T>(want.data(), l.global_size(), seed, 0, T(1), T(0.5), host);
+      expect_bitwise(gather(random_normal<T>(l, d, seed, T(1), T(0.5))), want, "normal " + l.str());
+    }
+  }
+}
+
+TYPED_TEST(Creation, RandomIsBitwiseTheLocalStreamOfTheGatheredArray) {
+  const Device d = this->device();
+  check_random_reals<float>(d);
+  check_random_reals<double>(d);
+  const auto& host = Stream::default_for(Device::host());
+  for (const auto& l : layouts3()) {
+    std::vector<std::int64_t> want(l.global_size());
+    random::integers<std::int64_t>(want.data(), l.global_size(), 7, 0, -1000, 1000, host);
+    expect_bitwise(gather(random_integers<std::int64_t>(l, d, 7, -1000, 1000)), want, "integers " + l.str());
+  }
+  // Defaults: uniform [0, 1), standard normal.
+  const auto l = layouts3()[1];
+  std::vector<double> want(l.global_size());
+  random::uniform<double>(want.data(), l.global_size(), 3, 0, 0.0, 1.0, host);
+  expect_bitwise(gather(random_uniform<double>(l, d, 3)), want, "default uniform");
+  random::normal<double>(want.data(), l.global_size(), 3, 0, 0.0, 1.0, host);
+  expect_bitwise(gather(random_normal<double>(l, d, 3)), want, "default normal");
+}
+
+TYPED_TEST(Creation, RandomLeavesHalosAndRejectsBadArguments) {
+  const Device d = this->device();
+  const auto l = layouts3()[1];  // halo 1 on every axis
+  auto a = random_uniform<float>(l, d, 11, 5.0f, 6.0f);
+  for (float v : gather(a)) ASSERT_TRUE(v >= 5.0f && v < 6.0f) << v;
+  EXPECT_THROW(random_uniform<float>(l, d, 1, 1.0f, 1.0f), InvalidArgument);
+  EXPECT_THROW(random_normal<double>(l, d, 1, 0.0, -1.0), InvalidArgument);
+  EXPECT_THROW(random_integers<std::int32_t>(l, d, 1, 3, 2), InvalidArgument);
+}
+
+}  // namespace
