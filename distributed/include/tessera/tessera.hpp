@@ -13,3 +13,12 @@
 #include "tessera/comm/error.hpp"
 #include "tessera/comm/process_group.hpp"
 #include "tessera/comm/runtime.hpp"
+#include "tessera/distributed/grid.hpp"
+#include "tessera/distributed/layout.hpp"
+#include "tessera/distributed/array.hpp"
+#include "tessera/distributed/creation.hpp"
+#include "tessera/distributed/reduce.hpp"
+#include "tessera/distributed/redistribute.hpp"
+#include "tessera/distributed/halo.hpp"
+// Fused expressions (local and distributed) need <tessera/distributed/elementwise.hpp>, and nvcc
+// for GPU arrays.

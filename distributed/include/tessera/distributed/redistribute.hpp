@@ -16,8 +16,9 @@
 // not filled (exchange them if needed).
 //
 // Tuning (read on every call; must be equal on all ranks): TESSERA_REDISTRIBUTE_CHUNKS, the most
-// chunks a piece is cut into (default 4 on GPUs, 1 on the host; 1 turns pipelining off), and
-// TESSERA_REDISTRIBUTE_CHUNK_MIB, the least size of a chunk in MiB (default 16; 0 cuts every piece into the most chunks).
+// chunks a piece is cut into (default 8 on GPUs, 1 on the host; 1 turns pipelining off), and
+// TESSERA_REDISTRIBUTE_CHUNK_MIB, the least size of a chunk in MiB (default 16; 0 cuts every
+// piece into the most chunks).
 #pragma once
 #include "tessera/distributed/array.hpp"
 #include "tessera/distributed/layout.hpp"
