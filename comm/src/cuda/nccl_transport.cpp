@@ -224,7 +224,9 @@ void device_wait(State& st, const Stream& s) {
   const auto start = Clock::now();
   while (true) {
     const cudaError_t q = cudaStreamQuery(stream);
-    if (q == cudaSuccess) return;
+    // A collective that ended because peers aborted leaves an error on the communicator: look
+    // now, not at the watchdog's next scan.
+    if (q == cudaSuccess) return poll_async_errors();
     if (q != cudaErrorNotReady) TESSERA_CHECK_CUDA(q);
     if (st.failed.load()) return;  // the watchdog aborted the communicator: the caller throws
     const double waited = std::chrono::duration<double>(Clock::now() - start).count();

@@ -19,6 +19,7 @@
 
 #include "tessera/comm/process_group.hpp"
 #include "tessera/local/basic_ops.hpp"
+#include "../detail/copy_rows.hpp"
 
 namespace tessera::distributed {
 namespace {
@@ -266,8 +267,8 @@ HaloExchange<T, Rank> exchange_halos_begin(Array<T, Rank>& a) {
     e.array_ready.record(a.stream());
     e.array_ready.wait_on(work);
   }
-  for (const auto& m : p.sends) local::copy(packed_view<T, Rank>(e.send_buf, m), region_view(shard, m.region));
-  for (const auto& [from, to] : p.self) local::copy(region_view(shard, to), region_view(shard, from));
+  for (const auto& m : p.sends) detail::copy_view(packed_view<T, Rank>(e.send_buf, m), region_view(shard, m.region));
+  for (const auto& [from, to] : p.self) detail::copy_view(region_view(shard, to), region_view(shard, from));
   if (!p.sends.empty() || !p.recvs.empty()) {
     e.packed.record(work);
     e.packed.wait_on(comm_s);
@@ -297,7 +298,7 @@ void HaloExchange<T, Rank>::end() {
   if (!e.plan.sends.empty() || !e.plan.recvs.empty()) {
     e.arrived.wait_on(work);  // also keeps the next packing off the send buffer until it is sent
     for (const auto& m : e.plan.recvs)
-      local::copy(region_view(a.local(), m.region), packed_view<T, Rank>(e.recv_buf, m));
+      detail::copy_view(region_view(a.local(), m.region), packed_view<T, Rank>(e.recv_buf, m));
   }
   if (&a.stream() != &work) {
     e.unpacked.record(work);

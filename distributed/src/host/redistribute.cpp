@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "../detail/copy_rows.hpp"
+
 #include "tessera/comm/process_group.hpp"
 #include "tessera/local/basic_ops.hpp"
 #include "tessera/local/memory.hpp"
@@ -222,7 +224,7 @@ void exchange(const comm::ProcessGroup& g, const Side<T, R>& src, const Side<T, 
     bool packed = false;
     for (const auto& p : sends)
       if (p.staged && s < static_cast<int>(p.parts.size()))
-        local::copy(staging(pack, p, s), src.view(p.parts[s], me)), packed = true;
+        detail::copy_view(staging(pack, p, s), src.view(p.parts[s], me)), packed = true;
     if (packed && &wire != &work) {
       Event e(d);
       e.record(work);
@@ -247,11 +249,11 @@ void exchange(const comm::ProcessGroup& g, const Side<T, R>& src, const Side<T, 
       arrived.back().second.record(wire);
     }
   }
-  if (self) local::copy(dst.view(*self, me), src.view(*self, me));  // overlaps the last transfers
+  if (self) detail::copy_view(dst.view(*self, me), src.view(*self, me));  // overlaps the last transfers
   for (auto& [s, e] : arrived) {
     e.wait_on(work);
     for (const auto& p : recvs)
-      if (p.staged && s < static_cast<int>(p.parts.size())) local::copy(dst.view(p.parts[s], me), staging(unpack, p, s));
+      if (p.staged && s < static_cast<int>(p.parts.size())) detail::copy_view(dst.view(p.parts[s], me), staging(unpack, p, s));
   }
   if (remote && &wire != &work) {  // results, and the buffers' release, after the transfers
     Event e(d);

@@ -1,0 +1,58 @@
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "../detail/copy_rows.hpp"
+#include "tessera/local/cuda_check.hpp"
+
+namespace tessera::distributed::detail {
+
+namespace {
+// V: the widest unit that divides the row length, both pitches and both addresses.
+// I: 32-bit indices when they suffice (64-bit division is slow on the GPU).
+template <class V, class I>
+__global__ void copy_rows_kernel(char* dst, std::size_t dpitch, const char* src, std::size_t spitch,
+                                 I units_per_row, I total) {
+  for (I i = blockIdx.x * static_cast<I>(blockDim.x) + threadIdx.x; i < total; i += static_cast<I>(gridDim.x) * blockDim.x) {
+    const I r = i / units_per_row, u = i - r * units_per_row;
+    reinterpret_cast<V*>(dst + r * dpitch)[u] = reinterpret_cast<const V*>(src + r * spitch)[u];
+  }
+}
+
+template <class V>
+void launch(void* dst, std::size_t dpitch, const void* src, std::size_t spitch, std::size_t row_bytes,
+            std::size_t rows, cudaStream_t s, int sms) {
+  const std::size_t upr = row_bytes / sizeof(V), total = upr * rows;
+  const int threads = 256;
+  const std::size_t want = (total + threads - 1) / threads;
+  const int blocks = static_cast<int>(want < std::size_t(sms) * 8 ? want : std::size_t(sms) * 8);
+  if (total < (std::size_t(1) << 31))
+    copy_rows_kernel<V, unsigned><<<blocks, threads, 0, s>>>(static_cast<char*>(dst), dpitch,
+                                                             static_cast<const char*>(src), spitch,
+                                                             static_cast<unsigned>(upr), static_cast<unsigned>(total));
+  else
+    copy_rows_kernel<V, std::size_t><<<blocks, threads, 0, s>>>(static_cast<char*>(dst), dpitch,
+                                                                static_cast<const char*>(src), spitch, upr, total);
+  TESSERA_CHECK_CUDA(cudaGetLastError());
+}
+}  // namespace
+
+void copy_rows_cuda(void* dst, std::size_t dpitch, const void* src, std::size_t spitch, std::size_t row_bytes,
+                    std::size_t rows, int device, void* stream) {
+  if (rows == 0 || row_bytes == 0) return;
+  int prev = 0;
+  TESSERA_CHECK_CUDA(cudaGetDevice(&prev));
+  if (prev != device) TESSERA_CHECK_CUDA(cudaSetDevice(device));
+  int sms = 0;
+  TESSERA_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const auto align = reinterpret_cast<std::uintptr_t>(dst) | reinterpret_cast<std::uintptr_t>(src) | dpitch | spitch |
+                     row_bytes;
+  auto s = static_cast<cudaStream_t>(stream);
+  if (align % 16 == 0) launch<uint4>(dst, dpitch, src, spitch, row_bytes, rows, s, sms);
+  else if (align % 8 == 0) launch<uint2>(dst, dpitch, src, spitch, row_bytes, rows, s, sms);
+  else if (align % 4 == 0) launch<unsigned>(dst, dpitch, src, spitch, row_bytes, rows, s, sms);
+  else launch<unsigned char>(dst, dpitch, src, spitch, row_bytes, rows, s, sms);
+  if (prev != device) TESSERA_CHECK_CUDA(cudaSetDevice(prev));
+}
+
+}  // namespace tessera::distributed::detail
