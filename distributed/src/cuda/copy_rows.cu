@@ -25,7 +25,9 @@ void launch(void* dst, std::size_t dpitch, const void* src, std::size_t spitch, 
   const std::size_t upr = row_bytes / sizeof(V), total = upr * rows;
   const int threads = 256;
   const std::size_t want = (total + threads - 1) / threads;
-  const int blocks = static_cast<int>(want < std::size_t(sms) * 8 ? want : std::size_t(sms) * 8);
+  // Two blocks per SM keep the copy at HBM speed and leave room on every SM for the NCCL
+  // kernels it overlaps with (a full-occupancy grid would hold them back until it ends).
+  const int blocks = static_cast<int>(want < std::size_t(sms) * 2 ? want : std::size_t(sms) * 2);
   if (total < (std::size_t(1) << 31))
     copy_rows_kernel<V, unsigned><<<blocks, threads, 0, s>>>(static_cast<char*>(dst), dpitch,
                                                              static_cast<const char*>(src), spitch,
