@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "device_test.hpp"
+#include "dist_test_util.hpp"
 #include "tessera/distributed/creation.hpp"
 #include "tessera/local/philox.hpp"
 #include "tessera/local/random.hpp"
@@ -15,34 +16,10 @@
 namespace {
 using namespace tessera;
 using namespace tessera::distributed;
+using tessera::distributed::testing::gather_to_host;
 using comm::ProcessGroup;
 using tessera::testing::DeviceTest;
 
-// The global array, row-major on the host of every rank: each rank's interior all-gathered and
-// placed by its local_box (replicated blocks are simply written more than once).
-template <class T, int R>
-std::vector<T> gather(const Array<T, R>& a) {
-  const auto& l = a.layout();
-  const auto& group = l.grid().group();
-  const auto mine = local::to_host(local::to(a.interior(), Device::host()));
-  std::vector<std::size_t> counts(group.size()), displs(group.size());
-  std::size_t total = 0;
-  for (int r = 0; r < group.size(); ++r) displs[r] = total, total += counts[r] = l.local_box(r).size();
-  std::vector<T> all(total);
-  group.all_gatherv(mine.data(), mine.size(), all.data(), counts, displs, dtype_v<T>, Stream::default_for(Device::host()));
-  std::vector<T> out(l.global_size());
-  const auto gs = local::row_major_strides(l.global_shape());
-  for (int r = 0; r < group.size(); ++r) {
-    const auto box = l.local_box(r);
-    const auto s = box.shape();
-    for (index_t k = 0; k < box.size(); ++k) {
-      index_t rem = k, g = 0;
-      for (int ax = R - 1; ax >= 0; --ax) g += (box.lo[ax] + rem % s[ax]) * gs[ax], rem /= s[ax];
-      out[g] = all[displs[r] + k];
-    }
-  }
-  return out;
-}
 
 // Layouts (of 17x13x5 arrays but one) covering 1-, 2- and 3-D grids, halos, uneven and empty blocks
 // (explicit offsets, and axes shorter than the grid) and replicated grid axes.
@@ -86,9 +63,9 @@ TYPED_TEST(Creation, FullZerosOnesFillTheWholeShard) {
 TYPED_TEST(Creation, ArangeHoldsTheGlobalFlatIndex) {
   const Device d = this->device();
   for (const auto& l : layouts3()) {
-    const auto a = gather(arange<std::int64_t>(l, d));
-    const auto b = gather(arange<float>(l, d));
-    const auto c = gather(arange<std::complex<double>>(l, d));
+    const auto a = gather_to_host(arange<std::int64_t>(l, d));
+    const auto b = gather_to_host(arange<float>(l, d));
+    const auto c = gather_to_host(arange<std::complex<double>>(l, d));
     for (index_t i = 0; i < l.global_size(); ++i) {
       ASSERT_EQ(a[i], i) << l.str();
       ASSERT_EQ(b[i], float(i)) << l.str();
@@ -98,9 +75,9 @@ TYPED_TEST(Creation, ArangeHoldsTheGlobalFlatIndex) {
   // 1 x N, and a 2 x 3 array on more ranks than either axis has elements.
   const auto world = ProcessGroup::world();
   const ProcessGrid g1(world);
-  const auto row = gather(arange<std::int32_t>(Layout<2>(g1, {1, 29}, {-1, 0}), d));
+  const auto row = gather_to_host(arange<std::int32_t>(Layout<2>(g1, {1, 29}, {-1, 0}), d));
   for (index_t i = 0; i < 29; ++i) EXPECT_EQ(row[i], i);
-  const auto tiny = gather(arange<double>(Layout<2>::block(ProcessGrid::balanced(world, 2), {2, 3}), d));
+  const auto tiny = gather_to_host(arange<double>(Layout<2>::block(ProcessGrid::balanced(world, 2), {2, 3}), d));
   for (index_t i = 0; i < 6; ++i) EXPECT_EQ(tiny[i], double(i));
 }
 
@@ -119,7 +96,7 @@ TYPED_TEST(Creation, FromFunctionGetsTheGlobalIndex) {
       continue;
     }
 #endif
-    const auto got = gather(from_function<double>(l, d, Digits{}));
+    const auto got = gather_to_host(from_function<double>(l, d, Digits{}));
     const auto& n = l.global_shape();
     for (index_t i = 0; i < n[0]; ++i)
       for (index_t j = 0; j < n[1]; ++j)
@@ -142,9 +119,9 @@ void check_random_reals(Device d) {
     for (std::uint64_t seed : {std::uint64_t{0}, std::uint64_t{0x9E3779B97F4A7C15ull}}) {
       std::vector<T> want(l.global_size());
       random::uniform<T>(want.data(), l.global_size(), seed, 0, T(-2), T(3), host);
-      expect_bitwise(gather(random_uniform<T>(l, d, seed, T(-2), T(3))), want, "uniform " + l.str());
+      expect_bitwise(gather_to_host(random_uniform<T>(l, d, seed, T(-2), T(3))), want, "uniform " + l.str());
       random::normal<T>(want.data(), l.global_size(), seed, 0, T(1), T(0.5), host);
-      expect_bitwise(gather(random_normal<T>(l, d, seed, T(1), T(0.5))), want, "normal " + l.str());
+      expect_bitwise(gather_to_host(random_normal<T>(l, d, seed, T(1), T(0.5))), want, "normal " + l.str());
     }
   }
 }
@@ -157,22 +134,22 @@ TYPED_TEST(Creation, RandomIsBitwiseTheLocalStreamOfTheGatheredArray) {
   for (const auto& l : layouts3()) {
     std::vector<std::int64_t> want(l.global_size());
     random::integers<std::int64_t>(want.data(), l.global_size(), 7, 0, -1000, 1000, host);
-    expect_bitwise(gather(random_integers<std::int64_t>(l, d, 7, -1000, 1000)), want, "integers " + l.str());
+    expect_bitwise(gather_to_host(random_integers<std::int64_t>(l, d, 7, -1000, 1000)), want, "integers " + l.str());
   }
   // Defaults: uniform [0, 1), standard normal.
   const auto l = layouts3()[1];
   std::vector<double> want(l.global_size());
   random::uniform<double>(want.data(), l.global_size(), 3, 0, 0.0, 1.0, host);
-  expect_bitwise(gather(random_uniform<double>(l, d, 3)), want, "default uniform");
+  expect_bitwise(gather_to_host(random_uniform<double>(l, d, 3)), want, "default uniform");
   random::normal<double>(want.data(), l.global_size(), 3, 0, 0.0, 1.0, host);
-  expect_bitwise(gather(random_normal<double>(l, d, 3)), want, "default normal");
+  expect_bitwise(gather_to_host(random_normal<double>(l, d, 3)), want, "default normal");
 }
 
 TYPED_TEST(Creation, RandomLeavesHalosAndRejectsBadArguments) {
   const Device d = this->device();
   const auto l = layouts3()[1];  // halo 1 on every axis
   auto a = random_uniform<float>(l, d, 11, 5.0f, 6.0f);
-  for (float v : gather(a)) ASSERT_TRUE(v >= 5.0f && v < 6.0f) << v;
+  for (float v : gather_to_host(a)) ASSERT_TRUE(v >= 5.0f && v < 6.0f) << v;
   EXPECT_THROW(random_uniform<float>(l, d, 1, 1.0f, 1.0f), InvalidArgument);
   EXPECT_THROW(random_normal<double>(l, d, 1, 0.0, -1.0), InvalidArgument);
   EXPECT_THROW(random_integers<std::int32_t>(l, d, 1, 3, 2), InvalidArgument);

@@ -8,11 +8,13 @@
 #include <vector>
 
 #include "device_test.hpp"
+#include "dist_test_util.hpp"
 #include "tessera/distributed/reduce.hpp"
 
 namespace {
 using namespace tessera;
 using namespace tessera::distributed;
+using tessera::distributed::testing::gather_to_host;
 using comm::ProcessGroup;
 using tessera::testing::DeviceTest;
 using cd = std::complex<double>;
@@ -42,30 +44,6 @@ std::vector<T> serial(const Layout<R>& l, T (*f)(index_t)) {
   return v;
 }
 
-// The global array on the host of every rank (interiors all-gathered, placed by local_box).
-template <class T, int R>
-std::vector<T> gather(const Array<T, R>& a) {
-  const auto& l = a.layout();
-  const auto& group = l.grid().group();
-  const auto mine = local::to_host(local::to(a.interior(), Device::host()));
-  std::vector<std::size_t> counts(group.size()), displs(group.size());
-  std::size_t total = 0;
-  for (int r = 0; r < group.size(); ++r) displs[r] = total, total += counts[r] = l.local_box(r).size();
-  std::vector<T> all(total);
-  group.all_gatherv(mine.data(), mine.size(), all.data(), counts, displs, dtype_v<T>, Stream::default_for(Device::host()));
-  std::vector<T> out(l.global_size());
-  const auto gs = local::row_major_strides(l.global_shape());
-  for (int r = 0; r < group.size(); ++r) {
-    const auto box = l.local_box(r);
-    const auto s = box.shape();
-    for (index_t k = 0; k < box.size(); ++k) {
-      index_t rem = k, g = 0;
-      for (int ax = R - 1; ax >= 0; --ax) g += (box.lo[ax] + rem % s[ax]) * gs[ax], rem /= s[ax];
-      out[g] = all[displs[r] + k];
-    }
-  }
-  return out;
-}
 
 // Layouts of a 3-D array over 1-, 2- and 3-D grids: halos, uneven and empty blocks (explicit
 // offsets; axes shorter than the grid), a replicated grid axis.
@@ -214,7 +192,7 @@ TYPED_TEST(Reduce, EmptyArraysHaveIdentitiesOrThrowEverywhere) {
   EXPECT_THROW(mean(a), InvalidArgument);
   const auto s0 = sum(a, 0);
   EXPECT_EQ(s0.global_shape(), (Index<2>{1, 5}));
-  for (double v : gather(s0)) EXPECT_EQ(v, 0.0);
+  for (double v : gather_to_host(s0)) EXPECT_EQ(v, 0.0);
   EXPECT_EQ(sum(a, 1).global_shape(), (Index<2>{0, 1}));
   EXPECT_THROW(max(a, 0), InvalidArgument);
   EXPECT_THROW(argmin(a, 0), InvalidArgument);
@@ -263,26 +241,26 @@ TYPED_TEST(Reduce, AlongAnAxisSplitOrNot) {
       EXPECT_EQ(s.layout().halo(), (Index<3>{0, 0, 0}));
       for (int b = 0; b < 3; ++b)
         if (b != axis) EXPECT_EQ(s.layout().offsets(b), l.offsets(b));
-      EXPECT_EQ(gather(s), (along<std::int64_t>(v, nn, axis, 0, [](std::int64_t acc, std::int32_t x, index_t) { return acc + x; })));
-      EXPECT_EQ(gather(min(a, axis)), (along<std::int32_t>(v, nn, axis, 1 << 30, [](std::int32_t acc, std::int32_t x, index_t) { return std::min(acc, x); })));
-      EXPECT_EQ(gather(max(a, axis)), (along<std::int32_t>(v, nn, axis, -(1 << 30), [](std::int32_t acc, std::int32_t x, index_t) { return std::max(acc, x); })));
+      EXPECT_EQ(gather_to_host(s), (along<std::int64_t>(v, nn, axis, 0, [](std::int64_t acc, std::int32_t x, index_t) { return acc + x; })));
+      EXPECT_EQ(gather_to_host(min(a, axis)), (along<std::int32_t>(v, nn, axis, 1 << 30, [](std::int32_t acc, std::int32_t x, index_t) { return std::min(acc, x); })));
+      EXPECT_EQ(gather_to_host(max(a, axis)), (along<std::int32_t>(v, nn, axis, -(1 << 30), [](std::int32_t acc, std::int32_t x, index_t) { return std::max(acc, x); })));
       // argmin/argmax as (value, index) pairs, then the index.
       using P = std::pair<std::int32_t, index_t>;
       auto amin = along<P>(v, nn, axis, P{1 << 30, -1}, [](P acc, std::int32_t x, index_t j) { return x < acc.first ? P{x, j} : acc; });
       auto amax = along<P>(v, nn, axis, P{-(1 << 30), -1}, [](P acc, std::int32_t x, index_t j) { return x > acc.first ? P{x, j} : acc; });
-      const auto gmin = gather(argmin(a, axis)), gmax = gather(argmax(a, axis));
+      const auto gmin = gather_to_host(argmin(a, axis)), gmax = gather_to_host(argmax(a, axis));
       ASSERT_EQ(gmin.size(), amin.size());
       for (std::size_t i = 0; i < amin.size(); ++i) {
         EXPECT_EQ(gmin[i], amin[i].second) << i;
         EXPECT_EQ(gmax[i], amax[i].second) << i;
       }
-      const auto m = gather(mean(a, axis));
+      const auto m = gather_to_host(mean(a, axis));
       const auto ms = along<double>(v, nn, axis, 0.0, [](double acc, std::int32_t x, index_t) { return acc + x; });
       for (std::size_t i = 0; i < ms.size(); ++i) EXPECT_DOUBLE_EQ(m[i], ms[i] / nn[axis]) << i;
-      const auto xs = gather(sum(x, axis));
+      const auto xs = gather_to_host(sum(x, axis));
       const auto xw = along<double>(xv, nn, axis, 0.0, [](double acc, double x, index_t) { return acc + x; });
       for (std::size_t i = 0; i < xw.size(); ++i) EXPECT_NEAR(xs[i], xw[i], 1e-12 * 10 * nn[axis]) << i;
-      const auto xm = gather(max(x, axis));
+      const auto xm = gather_to_host(max(x, axis));
       EXPECT_EQ(xm, (along<double>(xv, nn, axis, -1e300, [](double acc, double x, index_t) { return std::max(acc, x); })));
     }
   }
@@ -293,7 +271,7 @@ TYPED_TEST(Reduce, ComplexProductAlongASplitAxis) {
   const auto world = ProcessGroup::world();
   const Layout<2> l(ProcessGrid(world), {7, 3}, {0, -1});
   auto zv = [](index_t g) { return cd(1.0 + 0.1 * (g % 4), g % 3 == 0 ? 0.5 : -0.25); };
-  const auto got = gather(prod(filled<cd>(l, d, zv, cd(0)), 0));
+  const auto got = gather_to_host(prod(filled<cd>(l, d, zv, cd(0)), 0));
   ASSERT_EQ(got.size(), 3u);
   for (index_t c = 0; c < 3; ++c) {
     cd want = 1;

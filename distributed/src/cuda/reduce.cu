@@ -6,6 +6,7 @@
 
 #include "tessera/local/array.hpp"
 #include "tessera/local/cuda_check.hpp"
+#include "../detail/arg_combine.hpp"
 
 namespace tessera::distributed::detail::cuda {
 using local::index_t;
@@ -16,16 +17,7 @@ __global__ void arg_combine_kernel(const T* vals, const index_t* idx, int parts,
                                    index_t* out) {
   for (index_t j = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < m;
        j += static_cast<index_t>(gridDim.x) * blockDim.x) {
-    index_t best = -1;
-    T bv{};
-    for (int p = 0; p < parts; ++p) {
-      const index_t i = idx[p * m + j];
-      if (i < 0) continue;
-      const T v = vals[p * m + j];
-      const bool better = is_min ? v < bv : bv < v;
-      if (best < 0 || better || (!(v < bv) && !(bv < v) && i < best)) best = i, bv = v;
-    }
-    out[j] = best;
+    out[j] = arg_combine_one(vals, idx, parts, m, j, is_min);
   }
 }
 

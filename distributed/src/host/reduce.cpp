@@ -4,6 +4,7 @@
 
 #include "tessera/config.hpp"
 #include "tessera/distributed/reduce.hpp"
+#include "../detail/arg_combine.hpp"
 
 namespace tessera::distributed::detail {
 
@@ -27,16 +28,7 @@ void arg_combine(const T* vals, const index_t* idx, int parts, index_t m, bool i
 #endif
   }
   for (index_t j = 0; j < m; ++j) {
-    index_t best = -1;
-    T bv{};
-    for (int p = 0; p < parts; ++p) {
-      const index_t i = idx[p * m + j];
-      if (i < 0) continue;
-      const T v = vals[p * m + j];
-      const bool better = is_min ? v < bv : bv < v;
-      if (best < 0 || better || (!(v < bv) && !(bv < v) && i < best)) best = i, bv = v;
-    }
-    out[j] = best;
+    out[j] = arg_combine_one(vals, idx, parts, m, j, is_min);
   }
 }
 
