@@ -5,6 +5,8 @@
 #include <deque>
 #include <map>
 #include <thread>
+#include <vector>
+#include <algorithm>
 
 #include "tessera/local/cuda_check.hpp"
 
@@ -101,6 +103,7 @@ class Watchdog {
   }
   void recycle(const Entry& e) { pool_[e.device].push_back(e.event); }
   void forget_locked(State& st) {
+    std::erase_if(aborts_, [&](const Abort& a) { return a.st == &st; });
     for (auto it = entries_.begin(); it != entries_.end();) {
       if (it->st == &st) { recycle(*it); it = entries_.erase(it); }
       else ++it;
@@ -123,12 +126,24 @@ class Watchdog {
         char msg[160];
         if (q == cudaErrorNotReady)
           std::snprintf(msg, sizeof msg, ": no completion after %.1f s (timeout %.1f s, TESSERA_COMM_TIMEOUT); "
-                        "NCCL communicator aborted", waited, st.timeout.load());
+                        "NCCL communicator aborted shortly", waited, st.timeout.load());
         else
           std::snprintf(msg, sizeof msg, ": CUDA reported %s after %.1f s", cudaGetErrorName(q), waited);
         forget_locked(st);  // its other entries go with it
         it = entries_.begin();
-        st.fail(st.describe(call) + msg);  // aborts the NCCL communicators: the kernels return
+        if (q == cudaErrorNotReady) {
+          // Fail now, abort later: a peer's abort can let this collective finish, with garbage,
+          // on ranks whose own deadline is a moment away; they must see the failure first.
+          st.fail(st.describe(call) + msg, false);
+          aborts_.push_back({&st, now + seconds(std::min(st.timeout.load(), 10.0))});
+        } else {
+          st.fail(st.describe(call) + msg);
+        }
+      }
+      for (auto a = aborts_.begin(); a != aborts_.end();) {
+        if (now < a->at) { ++a; continue; }
+        nccl_abort(*a->st);  // the kernels return, the streams drain
+        a = aborts_.erase(a);
       }
       if (poll_) poll_();
     }
@@ -139,6 +154,11 @@ class Watchdog {
   std::thread thread_;
   bool stopping_ = false;
   std::deque<Entry> entries_;
+  struct Abort {
+    State* st;
+    Clock::time_point at;
+  };
+  std::vector<Abort> aborts_;  // failed groups whose communicators are aborted at `at`
   std::map<int, std::vector<cudaEvent_t>> pool_;
   std::function<void()> poll_;
 };

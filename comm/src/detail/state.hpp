@@ -55,8 +55,9 @@ struct ProcessGroup::State {
 
   // Throws CommError if the group has failed.
   void check() const;
-  // Marks the group failed (the first reason wins) and aborts its NCCL communicators.
-  void fail(const std::string& reason);
+  // Marks the group failed (the first reason wins) and aborts its NCCL communicators, now or
+  // (abort_now false) later, by the watchdog.
+  void fail(const std::string& reason, bool abort_now = true);
   // "all_reduce (1024 x float32) on a group of 4 ranks, rank 2"
   std::string describe(const Call& c) const;
 };

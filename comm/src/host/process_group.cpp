@@ -62,14 +62,14 @@ void State::check() const {
   }
 }
 
-void State::fail(const std::string& reason) {
+void State::fail(const std::string& reason, bool abort_now) {
   {
     std::lock_guard<std::mutex> lock(mu);
     if (failed.load()) return;
     failure = reason;
     failed = true;
   }
-  detail::nccl_abort(*this);
+  if (abort_now) detail::nccl_abort(*this);
 }
 
 std::string State::describe(const Call& c) const {
