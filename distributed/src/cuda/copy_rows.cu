@@ -10,12 +10,26 @@ namespace tessera::distributed::detail {
 namespace {
 // V: the widest unit that divides the row length, both pitches and both addresses.
 // I: 32-bit indices when they suffice (64-bit division is slow on the GPU).
+// Each thread has K loads in flight before it stores: with few blocks per SM (room for NCCL's
+// kernels) that is what keeps enough bytes in flight to reach HBM bandwidth.
 template <class V, class I>
 __global__ void copy_rows_kernel(char* dst, std::size_t dpitch, const char* src, std::size_t spitch,
                                  I units_per_row, I total) {
-  for (I i = blockIdx.x * static_cast<I>(blockDim.x) + threadIdx.x; i < total; i += static_cast<I>(gridDim.x) * blockDim.x) {
-    const I r = i / units_per_row, u = i - r * units_per_row;
-    reinterpret_cast<V*>(dst + r * dpitch)[u] = reinterpret_cast<const V*>(src + r * spitch)[u];
+  constexpr int K = 4;
+  const I stride = static_cast<I>(gridDim.x) * blockDim.x;
+  for (I base = blockIdx.x * static_cast<I>(blockDim.x) + threadIdx.x; base < total; base += stride * K) {
+    V v[K];
+    I row[K], unit[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const I i = base + static_cast<I>(k) * stride;
+      row[k] = i / units_per_row;
+      unit[k] = i - row[k] * units_per_row;
+      if (i < total) v[k] = reinterpret_cast<const V*>(src + row[k] * spitch)[unit[k]];
+    }
+#pragma unroll
+    for (int k = 0; k < K; ++k)
+      if (base + static_cast<I>(k) * stride < total) reinterpret_cast<V*>(dst + row[k] * dpitch)[unit[k]] = v[k];
   }
 }
 
@@ -24,7 +38,7 @@ void launch(void* dst, std::size_t dpitch, const void* src, std::size_t spitch, 
             std::size_t rows, cudaStream_t s, int sms) {
   const std::size_t upr = row_bytes / sizeof(V), total = upr * rows;
   const int threads = 256;
-  const std::size_t want = (total + threads - 1) / threads;
+  const std::size_t want = (total + 4 * threads - 1) / (4 * threads);  // 4 units per thread
   // Two blocks per SM keep the copy at HBM speed and leave room on every SM for the NCCL
   // kernels it overlaps with (a full-occupancy grid would hold them back until it ends).
   const int blocks = static_cast<int>(want < std::size_t(sms) * 2 ? want : std::size_t(sms) * 2);
