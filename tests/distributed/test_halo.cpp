@@ -290,3 +290,23 @@ TYPED_TEST(HaloExchangeTest, WholeAxisShorterThanHaloThrows) {
 }
 
 }  // namespace
+
+// The member spelling of the design guide: u.exchange_halos() is the free function.
+TEST(HaloMember, ExchangeHalosMemberFillsPeriodicHalos) {
+  using namespace tessera;
+  using namespace tessera::distributed;
+  const auto world = comm::ProcessGroup::world();
+  const ProcessGrid g(world, {world.size()}, {true});
+  const Layout<1> l(g, {4 * world.size()}, {0}, {1});
+  Array<double, 1> u(l, Device::host());
+  local::fill(u.local(), -1.0);
+  local::fill(u.interior(), double(world.rank()));
+  u.exchange_halos();
+  const auto v = local::to_host(u.local());
+  const int p = world.size(), r = world.rank();
+  EXPECT_EQ(v.front(), double((r + p - 1) % p));
+  EXPECT_EQ(v.back(), double((r + 1) % p));
+  auto h = u.exchange_halos_begin();
+  h.end();
+  EXPECT_EQ(local::to_host(u.local()).front(), double((r + p - 1) % p));
+}

@@ -11,6 +11,10 @@
 
 namespace tessera::distributed {
 
+template <class T, int Rank> class Array;
+template <class T, int Rank> class HaloExchange;
+template <class T, int Rank> HaloExchange<T, Rank> exchange_halos_begin(Array<T, Rank>& a);  // halo.hpp
+
 template <class T, int Rank>
 class Array {
  public:
@@ -52,6 +56,11 @@ class Array {
     return v;
   }
   Box<Rank> local_box() const { return layout_->local_box(); }
+
+  // Halo exchange (include tessera/distributed/halo.hpp): u.exchange_halos(), or split-phase
+  // auto h = u.exchange_halos_begin(); ...; h.end().
+  HaloExchange<T, Rank> exchange_halos_begin() { return distributed::exchange_halos_begin(*this); }
+  void exchange_halos() { exchange_halos_begin().end(); }
 
   // Evaluates a distributed expression (elementwise.hpp) into this array's interior.
   template <class E>
