@@ -1,0 +1,1 @@
+# Sources of the io_npy part (target_sources(tessera_distributed PRIVATE ...)).
