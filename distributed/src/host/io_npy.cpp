@@ -1,0 +1,428 @@
+// .npy header parsing/writing and the collective MPI-IO of io_npy.hpp.
+#include "tessera/distributed/io_npy.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+
+namespace tessera::io {
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+// Open MPI 4.1's OMPIO corrupts write_all (zeros in other ranks' data, about every other run at
+// 3-4 ranks) unless one fcoll component is forced by hand; it apparently picks the collective
+// algorithm per rank from that rank's own view. ROMIO and independent I/O on the same views are
+// right every time, so with Open MPI 4 every rank does independent I/O in the same rounds.
+// TESSERA_MPIIO_COLLECTIVE=1 (e.g. with --mca io romio321) or =0 overrides the choice.
+bool collective_io() {
+  static const bool on = [] {
+    if (const char* e = std::getenv("TESSERA_MPIIO_COLLECTIVE")) return std::string(e) != "0";
+#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
+    return false;
+#else
+    return true;
+#endif
+  }();
+  return on;
+}
+std::size_t g_chunk_bytes = std::size_t(256) << 20;
+
+// A strict reader of the Python literal numpy writes: {'key': value, ...} with string, bool and
+// tuple-of-int values.
+class DictParser {
+ public:
+  explicit DictParser(std::string_view s) : s_(s) {}
+
+  NpyHeader parse() {
+    NpyHeader h;
+    bool seen[3] = {false, false, false};
+    expect('{');
+    while (true) {
+      skip_ws();
+      if (peek() == '}') break;
+      const std::string key = string_literal();
+      expect(':');
+      if (key == "descr") {
+        dup(seen[0], key);
+        h.descr = string_literal();
+      } else if (key == "fortran_order") {
+        dup(seen[1], key);
+        h.fortran_order = boolean();
+      } else if (key == "shape") {
+        dup(seen[2], key);
+        h.shape = tuple();
+      } else {
+        fail("unexpected key '" + key + "'");
+      }
+      skip_ws();
+      if (peek() == ',') ++i_;
+      else if (peek() != '}') fail("expected ',' or '}'");
+    }
+    ++i_;
+    for (; i_ < s_.size(); ++i_)
+      if (s_[i_] != ' ' && s_[i_] != '\n' && s_[i_] != '\t' && s_[i_] != '\r' && s_[i_] != '\0') fail("trailing characters after the dict");
+    if (!seen[0] || !seen[1] || !seen[2]) fail("the dict needs 'descr', 'fortran_order' and 'shape'");
+    return h;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw IoError("bad .npy header: " + what + " at character " + std::to_string(i_) + " of '" + std::string(s_.substr(0, 200)) + "'");
+  }
+  void dup(bool& seen, const std::string& key) {
+    if (seen) fail("duplicate key '" + key + "'");
+    seen = true;
+  }
+  void skip_ws() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) ++i_;
+  }
+  char peek() {
+    if (i_ >= s_.size()) fail("unexpected end");
+    return s_[i_];
+  }
+  void expect(char c) {
+    skip_ws();
+    if (peek() != c) fail(std::string("expected '") + c + "'");
+    ++i_;
+  }
+  std::string string_literal() {
+    skip_ws();
+    const char q = peek();
+    if (q != '\'' && q != '"') fail("expected a string");
+    const std::size_t start = ++i_;
+    while (peek() != q) {
+      if (s_[i_] == '\\' || static_cast<unsigned char>(s_[i_]) < 0x20) fail("unsupported character in a string");
+      ++i_;
+    }
+    return std::string(s_.substr(start, i_++ - start));
+  }
+  bool boolean() {
+    skip_ws();
+    if (s_.substr(i_, 4) == "True") return i_ += 4, true;
+    if (s_.substr(i_, 5) == "False") return i_ += 5, false;
+    fail("expected True or False");
+  }
+  std::vector<index_t> tuple() {
+    std::vector<index_t> v;
+    expect('(');
+    bool trailing_comma = false;
+    while (true) {
+      skip_ws();
+      if (peek() == ')') break;
+      if (peek() < '0' || peek() > '9') fail("expected a non-negative integer");
+      index_t x = 0;
+      while (i_ < s_.size() && s_[i_] >= '0' && s_[i_] <= '9') {
+        if (x > (std::numeric_limits<index_t>::max() - 9) / 10) fail("extent too large");
+        x = x * 10 + (s_[i_++] - '0');
+      }
+      if (i_ < s_.size() && s_[i_] == 'L') ++i_;  // Python 2 longs
+      v.push_back(x);
+      skip_ws();
+      trailing_comma = peek() == ',';
+      if (trailing_comma) ++i_;
+      else if (peek() != ')') fail("expected ',' or ')' in the shape");
+    }
+    ++i_;
+    if (v.size() == 1 && !trailing_comma) fail("a one-element shape needs a trailing comma");
+    index_t n = 1;
+    for (index_t x : v) {
+      if (x != 0 && n > std::numeric_limits<index_t>::max() / x) fail("shape too large");
+      n *= x;
+    }
+    return v;
+  }
+
+  std::string_view s_;
+  std::size_t i_ = 0;
+};
+
+std::string shape_text(const std::vector<index_t>& s) {
+  std::string t = "(";
+  for (std::size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+  return t + (s.size() == 1 ? ",)" : ")");
+}
+
+// Throws the same IoError on every rank of `comm` when any rank has a non-empty `err` (the
+// message of the lowest failing rank).
+void agree(MPI_Comm comm, const std::string& err) {
+  int rank = 0, size = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int mine = err.empty() ? size : rank, first = size;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
+  if (first == size) return;
+  std::string msg = err;
+  unsigned long long len = msg.size();
+  MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, first, comm);
+  msg.resize(len);
+  MPI_Bcast(msg.data(), static_cast<int>(len), MPI_CHAR, first, comm);
+  throw IoError(msg + (first == rank ? "" : " (reported by rank " + std::to_string(first) + ")"));
+}
+
+std::string mpi_error(int rc) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  return std::string(text, len);
+}
+
+// One open MPI file with this rank's subarray view; closes on scope exit.
+class ViewFile {
+ public:
+  ViewFile(const detail::NpyPlan& p, int amode, std::string& err) {
+    int rc = MPI_File_open(p.comm, p.path.c_str(), amode, MPI_INFO_NULL, &fh_);
+    if (rc != MPI_SUCCESS) {
+      err = p.path + ": cannot open (" + mpi_error(rc) + ")";
+      fh_ = MPI_FILE_NULL;
+    }
+    MPI_Type_contiguous(static_cast<int>(p.elem), MPI_BYTE, &etype_);
+    MPI_Type_commit(&etype_);
+    const int r = static_cast<int>(p.global.size());
+    bool empty = false;
+    for (index_t c : p.count) empty = empty || c == 0;
+    std::vector<int> sizes(r), sub(r), starts(r);
+    for (int a = 0; a < r; ++a) {
+      if (p.global[a] > INT_MAX) err = p.path + ": extent " + std::to_string(p.global[a]) + " too large for an MPI file view";
+      sizes[a] = static_cast<int>(std::min<index_t>(p.global[a], INT_MAX));
+      sub[a] = static_cast<int>(p.count[a]);
+      starts[a] = static_cast<int>(p.lo[a]);
+    }
+    if (empty || !err.empty()) {
+      filetype_ = etype_;
+    } else {
+      MPI_Type_create_subarray(r, sizes.data(), sub.data(), starts.data(), MPI_ORDER_C, etype_, &filetype_);
+      MPI_Type_commit(&filetype_);
+      own_filetype_ = true;
+    }
+  }
+  // Collective; call only once every rank opened the file.
+  void set_view(const detail::NpyPlan& p, std::size_t data_offset, std::string& err) {
+    const int rc = MPI_File_set_view(fh_, static_cast<MPI_Offset>(data_offset), etype_, filetype_, "native", MPI_INFO_NULL);
+    if (rc != MPI_SUCCESS) err = p.path + ": cannot set the file view (" + mpi_error(rc) + ")";
+  }
+  ~ViewFile() {
+    if (fh_ != MPI_FILE_NULL) MPI_File_close(&fh_);
+    if (own_filetype_) MPI_Type_free(&filetype_);
+    MPI_Type_free(&etype_);
+  }
+  ViewFile(const ViewFile&) = delete;
+  ViewFile& operator=(const ViewFile&) = delete;
+  MPI_File fh() const { return fh_; }
+  MPI_Datatype etype() const { return etype_; }
+
+ private:
+  MPI_File fh_ = MPI_FILE_NULL;
+  MPI_Datatype etype_ = MPI_DATATYPE_NULL, filetype_ = MPI_DATATYPE_NULL;
+  bool own_filetype_ = false;
+};
+
+// Rounds of whole leading-axis slabs: the same number of collective calls on every rank.
+struct Rounds {
+  index_t rows = 0, per_round = 1, slab = 0;  // slab: elements per leading-axis row
+  int count = 0;                              // collective rounds (max over ranks)
+};
+
+Rounds plan_rounds(const detail::NpyPlan& p, std::string& err) {
+  Rounds r;
+  r.rows = p.count.empty() ? 0 : p.count[0];
+  r.slab = 1;
+  for (std::size_t a = 1; a < p.count.size(); ++a) r.slab *= p.count[a];
+  if (r.rows > 0 && r.slab > 0) {
+    const std::size_t slab_bytes = static_cast<std::size_t>(r.slab) * p.elem;
+    r.per_round = std::max<index_t>(1, static_cast<index_t>(g_chunk_bytes / slab_bytes));
+    r.per_round = std::min<index_t>(r.per_round, std::max<index_t>(1, INT_MAX / r.slab));
+    if (r.slab > INT_MAX) err = p.path + ": one leading-axis slab of " + std::to_string(r.slab) + " elements is too large for one MPI call";
+  } else {
+    r.rows = 0;
+  }
+  long long mine = r.rows == 0 ? 0 : (r.rows + r.per_round - 1) / r.per_round, most = 0;
+  MPI_Allreduce(&mine, &most, 1, MPI_LONG_LONG, MPI_MAX, p.comm);
+  r.count = static_cast<int>(most);
+  return r;
+}
+
+// The rounds of write_all/read_all; err is set (not thrown) so that every rank makes every call.
+template <class Call>
+void run_rounds(const detail::NpyPlan& p, const Rounds& r, const detail::SlabFn& stage, bool writing, Call call,
+                std::string& err) {
+  const std::size_t bytes = static_cast<std::size_t>(std::min(r.rows, r.per_round) * r.slab) * p.elem;
+  PinnedBuffer buf(r.rows > 0 ? bytes : 0);
+  for (int k = 0; k < r.count; ++k) {
+    const index_t row0 = k * r.per_round;
+    const index_t rows = row0 < r.rows ? std::min(r.per_round, r.rows - row0) : 0;
+    if (rows > 0 && writing && err.empty()) {
+      try {
+        stage(row0, rows, buf.data());
+      } catch (const std::exception& e) {
+        err = p.path + ": staging failed: " + e.what();
+      }
+    }
+    const int n = err.empty() ? static_cast<int>(rows * r.slab) : 0;
+    MPI_Status st;
+    const int rc = call(buf.data(), n, &st);
+    if (rc != MPI_SUCCESS && err.empty()) err = p.path + ": collective " + (writing ? "write" : "read") + " failed (" + mpi_error(rc) + ")";
+    if (rows > 0 && !writing && err.empty()) {
+      int got = 0;
+      MPI_Get_count(&st, MPI_BYTE, &got);
+      if (static_cast<std::size_t>(got) != static_cast<std::size_t>(n) * p.elem)
+        err = p.path + ": short read (" + std::to_string(got) + " of " + std::to_string(std::size_t(n) * p.elem) + " bytes)";
+      else {
+        try {
+          stage(row0, rows, buf.data());
+        } catch (const std::exception& e) {
+          err = p.path + ": staging failed: " + e.what();
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+NpyHeader parse_npy_header(std::string_view b) {
+  if (b.size() < 10) throw IoError("bad .npy header: file shorter than the 10-byte preamble");
+  if (b.substr(0, 6) != std::string_view(kMagic, 6)) throw IoError("bad .npy header: wrong magic (not a .npy file)");
+  const auto u8 = [&](std::size_t i) { return static_cast<std::size_t>(static_cast<unsigned char>(b[i])); };
+  const std::size_t major = u8(6), minor = u8(7);
+  if (major < 1 || major > 3 || minor != 0)
+    throw IoError("bad .npy header: unsupported format version " + std::to_string(major) + "." + std::to_string(minor));
+  std::size_t len = 0, start = 0;
+  if (major == 1) {
+    len = u8(8) | u8(9) << 8, start = 10;
+  } else {
+    if (b.size() < 12) throw IoError("bad .npy header: file shorter than the 12-byte preamble");
+    len = u8(8) | u8(9) << 8 | u8(10) << 16 | u8(11) << 24, start = 12;
+  }
+  if (b.size() - start < len)
+    throw IoError("bad .npy header: header of " + std::to_string(len) + " bytes but only " + std::to_string(b.size() - start) + " present");
+  NpyHeader h = DictParser(b.substr(start, len)).parse();
+  h.data_offset = start + len;
+  return h;
+}
+
+std::string make_npy_header(const std::string& descr, const std::vector<index_t>& shape) {
+  std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape_text(shape) + ", }";
+  for (int major : {1, 2}) {
+    const std::size_t pre = major == 1 ? 10 : 12;
+    const std::size_t total = (pre + dict.size() + 1 + 63) / 64 * 64;
+    const std::size_t len = total - pre;
+    if (major == 1 && len > 0xffff) continue;
+    std::string h(kMagic, 6);
+    h += static_cast<char>(major);
+    h += '\0';
+    for (std::size_t i = 0; i < pre - 8; ++i) h += static_cast<char>((len >> (8 * i)) & 0xff);
+    h += dict;
+    h.append(total - h.size() - 1, ' ');
+    return h + '\n';
+  }
+  return {};
+}
+
+namespace detail {
+
+void set_npy_chunk_bytes(std::size_t bytes) { g_chunk_bytes = std::max<std::size_t>(bytes, 1); }
+std::size_t npy_chunk_bytes() { return g_chunk_bytes; }
+
+void write_npy(const NpyPlan& p, const SlabFn& fill) {
+  int rank = 0;
+  MPI_Comm_rank(p.comm, &rank);
+  const std::string header = make_npy_header(p.descr, p.global);
+  std::string err;
+  // Rank 0 removes an old file first, so that a smaller array leaves no stale tail behind.
+  if (rank == 0) {
+    std::error_code ec;
+    std::filesystem::remove(p.path, ec);
+    if (ec) err = p.path + ": cannot replace the existing file (" + ec.message() + ")";
+  }
+  agree(p.comm, err);
+  ViewFile f(p, MPI_MODE_WRONLY | MPI_MODE_CREATE, err);
+  agree(p.comm, err);
+  if (rank == 0) {
+    MPI_Status st;
+    const int rc = MPI_File_write_at(f.fh(), 0, header.data(), static_cast<int>(header.size()), MPI_BYTE, &st);
+    if (rc != MPI_SUCCESS) err = p.path + ": cannot write the header (" + mpi_error(rc) + ")";
+  }
+  agree(p.comm, err);
+  f.set_view(p, header.size(), err);
+  agree(p.comm, err);
+  std::string err2;
+  const Rounds r = plan_rounds(p, err2);
+  run_rounds(p, r, fill, true,
+             [&](void* buf, int n, MPI_Status* st) {
+               return collective_io() ? MPI_File_write_all(f.fh(), buf, n, f.etype(), st)
+                                      : MPI_File_write(f.fh(), buf, n, f.etype(), st);
+             }, err2);
+  agree(p.comm, err2);
+}
+
+void read_npy(const NpyPlan& p, const SlabFn& take) {
+  int rank = 0;
+  MPI_Comm_rank(p.comm, &rank);
+  // Rank 0 reads the header; every rank parses the broadcast bytes (same result everywhere).
+  std::string err, head;
+  unsigned long long file_size = 0;
+  if (rank == 0) {
+    std::ifstream f(p.path, std::ios::binary | std::ios::ate);
+    if (!f) {
+      err = p.path + ": cannot open for reading";
+    } else {
+      file_size = static_cast<unsigned long long>(f.tellg());
+      head.resize(static_cast<std::size_t>(std::min<unsigned long long>(file_size, 12)));
+      f.seekg(0);
+      f.read(head.data(), static_cast<std::streamsize>(head.size()));
+      std::size_t want = head.size();
+      if (head.size() >= 10 && head[6] == 1) want = 10 + (static_cast<unsigned char>(head[8]) | static_cast<unsigned char>(head[9]) << 8);
+      else if (head.size() >= 12 && (head[6] == 2 || head[6] == 3))
+        want = 12 + (std::size_t(static_cast<unsigned char>(head[8])) | std::size_t(static_cast<unsigned char>(head[9])) << 8 |
+                     std::size_t(static_cast<unsigned char>(head[10])) << 16 | std::size_t(static_cast<unsigned char>(head[11])) << 24);
+      // (a corrupt length cannot make us read more than the file, nor more than 64 MiB)
+      want = static_cast<std::size_t>(std::min<unsigned long long>({want, file_size, 1ull << 26}));
+      head.resize(want);
+      f.seekg(0);
+      if (!f.read(head.data(), static_cast<std::streamsize>(want))) err = p.path + ": cannot read the header";
+    }
+  }
+  agree(p.comm, err);
+  unsigned long long hs = head.size();
+  MPI_Bcast(&hs, 1, MPI_UNSIGNED_LONG_LONG, 0, p.comm);
+  MPI_Bcast(&file_size, 1, MPI_UNSIGNED_LONG_LONG, 0, p.comm);
+  head.resize(hs);
+  MPI_Bcast(head.data(), static_cast<int>(hs), MPI_CHAR, 0, p.comm);
+
+  NpyHeader h;
+  try {
+    h = parse_npy_header(head);
+    if (h.fortran_order) throw IoError("fortran_order True is not supported");
+    if (h.descr != p.descr) throw IoError("dtype '" + h.descr + "' but '" + p.descr + "' was asked for");
+    if (h.shape != p.global) throw IoError("shape " + shape_text(h.shape) + " but " + shape_text(p.global) + " was asked for");
+    unsigned long long n = 1;
+    for (index_t x : h.shape) n *= static_cast<unsigned long long>(x);
+    if (file_size < h.data_offset + n * p.elem)
+      throw IoError("file of " + std::to_string(file_size) + " bytes is shorter than its header and data (" +
+                    std::to_string(h.data_offset + n * p.elem) + " bytes)");
+  } catch (const IoError& e) {
+    err = p.path + ": " + e.message();  // the same on every rank: no agreement needed
+  }
+  if (!err.empty()) throw IoError(err);
+
+  ViewFile f(p, MPI_MODE_RDONLY, err);
+  agree(p.comm, err);
+  f.set_view(p, h.data_offset, err);
+  agree(p.comm, err);
+  const Rounds r = plan_rounds(p, err);
+  run_rounds(p, r, take, false,
+             [&](void* buf, int n, MPI_Status* st) {
+               return collective_io() ? MPI_File_read_all(f.fh(), buf, n, f.etype(), st)
+                                      : MPI_File_read(f.fh(), buf, n, f.etype(), st);
+             }, err);
+  agree(p.comm, err);
+}
+
+}  // namespace detail
+}  // namespace tessera::io

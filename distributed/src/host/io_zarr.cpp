@@ -1,0 +1,457 @@
+// Zarr v2 directory stores (io_zarr.hpp): metadata, chunk exchange and chunk files.
+#include "tessera/distributed/io_zarr.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "../detail/zarr_json.hpp"
+#if TESSERA_HAVE_ZLIB
+#include <zlib.h>
+#endif
+
+namespace tessera::io {
+namespace {
+
+namespace fs = std::filesystem;
+using Vec = std::vector<std::int64_t>;
+
+
+
+const Stream& host_stream() { return Stream::default_for(Device::host()); }
+
+// Every rank throws the same IoError if any rank failed: the lowest failing rank's message wins.
+void agree(const comm::ProcessGroup& g, const std::string& err) {
+  std::int32_t first = err.empty() ? g.size() : g.rank();
+  g.all_reduce(&first, 1, comm::ReduceOp::min, host_stream());
+  if (first == g.size()) return;
+  std::int64_t len = static_cast<std::int64_t>(err.size());
+  g.broadcast(&len, &len, 1, DType::int64, first, host_stream());
+  std::vector<std::int64_t> chars(err.begin(), err.end());
+  chars.resize(len);
+  g.broadcast(chars.data(), chars.data(), chars.size(), DType::int64, first, host_stream());
+  std::string msg(chars.begin(), chars.end());
+  if (g.size() > 1) msg += " (found by rank " + std::to_string(first) + ")";
+  throw IoError(msg);
+}
+
+std::int64_t product(const Vec& v) {
+  std::int64_t p = 1;
+  for (auto x : v) p *= x;
+  return p;
+}
+
+// Copies box [lo, hi) (global indices) from a row-major block at src_lo (shape src_shape) to one
+// at dst_lo (shape dst_shape).
+void copy_region(char* dst, const Vec& dst_lo, const Vec& dst_shape, const char* src, const Vec& src_lo,
+                 const Vec& src_shape, const Vec& lo, const Vec& hi, std::size_t es) {
+  const int n = static_cast<int>(lo.size());
+  for (int a = 0; a < n; ++a)
+    if (hi[a] <= lo[a]) return;
+  const std::size_t row = static_cast<std::size_t>(hi[n - 1] - lo[n - 1]) * es;
+  Vec i = lo;
+  while (true) {
+    std::int64_t so = 0, d = 0;
+    for (int a = 0; a < n; ++a) so = so * src_shape[a] + (i[a] - src_lo[a]), d = d * dst_shape[a] + (i[a] - dst_lo[a]);
+    std::memcpy(dst + d * es, src + so * es, row);
+    int a = n - 2;
+    for (; a >= 0; --a) {
+      if (++i[a] < hi[a]) break;
+      i[a] = lo[a];
+    }
+    if (a < 0) return;
+  }
+}
+
+struct ChunkGrid {
+  Vec shape, chunks, count;
+  ChunkGrid(const Vec& s, const Vec& c) : shape(s), chunks(c), count(s.size()) {
+    for (std::size_t a = 0; a < s.size(); ++a) count[a] = (s[a] + c[a] - 1) / c[a];
+  }
+  Vec lo(const Vec& idx) const {
+    Vec l(idx.size());
+    for (std::size_t a = 0; a < idx.size(); ++a) l[a] = idx[a] * chunks[a];
+    return l;
+  }
+  Vec hi(const Vec& idx) const {  // clipped to the array
+    Vec h(idx.size());
+    for (std::size_t a = 0; a < idx.size(); ++a) h[a] = std::min(shape[a], (idx[a] + 1) * chunks[a]);
+    return h;
+  }
+  // Calls f(idx) for the chunks overlapping [lo, hi) in C order.
+  template <class F>
+  void for_each(const Vec& blo, const Vec& bhi, F&& f) const {
+    const std::size_t n = shape.size();
+    Vec first(n), last(n);
+    for (std::size_t a = 0; a < n; ++a) {
+      if (bhi[a] <= blo[a]) return;
+      first[a] = blo[a] / chunks[a], last[a] = (bhi[a] - 1) / chunks[a];
+    }
+    Vec i = first;
+    while (true) {
+      f(i);
+      int a = static_cast<int>(n) - 1;
+      for (; a >= 0; --a) {
+        if (++i[a] <= last[a]) break;
+        i[a] = first[a];
+      }
+      if (a < 0) return;
+    }
+  }
+  std::string name(const Vec& idx, char sep) const {
+    std::string s;
+    for (std::size_t a = 0; a < idx.size(); ++a) s += (a ? std::string(1, sep) : "") + std::to_string(idx[a]);
+    return s;
+  }
+};
+
+Vec intersect_lo(const Vec& a, const Vec& b) {
+  Vec r(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) r[i] = std::max(a[i], b[i]);
+  return r;
+}
+Vec intersect_hi(const Vec& a, const Vec& b) {
+  Vec r(a.size());
+  for (std::size_t i = 0; i < a.size(); ++i) r[i] = std::min(a[i], b[i]);
+  return r;
+}
+Vec extent(const Vec& lo, const Vec& hi) {
+  Vec r(lo.size());
+  for (std::size_t i = 0; i < lo.size(); ++i) r[i] = std::max<std::int64_t>(0, hi[i] - lo[i]);
+  return r;
+}
+bool contains(const Vec& lo, const Vec& hi, const Vec& i) {
+  for (std::size_t a = 0; a < i.size(); ++a)
+    if (i[a] < lo[a] || i[a] >= hi[a]) return false;
+  return true;
+}
+
+// The rank writing chunk `idx`: the non-replica rank holding its first element.
+int chunk_owner(const detail::ZarrShard& s, const Vec& first) {
+  for (std::size_t r = 0; r < s.lo.size(); ++r)
+    if (s.canonical[r] && contains(s.lo[r], s.hi[r], first)) return static_cast<int>(r);
+  return 0;  // unreachable for a valid layout
+}
+
+std::string read_file(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  if (!f) throw std::runtime_error("cannot open " + p.string());
+  std::ostringstream ss;
+  ss << f.rdbuf();
+  if (f.bad()) throw std::runtime_error("cannot read " + p.string());
+  return ss.str();
+}
+void write_file(const fs::path& p, const char* data, std::size_t n) {
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  if (!f) throw std::runtime_error("cannot create " + p.string());
+  f.write(data, static_cast<std::streamsize>(n));
+  f.close();
+  if (!f) throw std::runtime_error("cannot write " + p.string());
+}
+
+std::string fill_json(DType t) {
+  switch (t) {
+    case DType::boolean: return "false";
+    case DType::int32: case DType::int64: return "0";
+    case DType::complex64: case DType::complex128: return "[0.0, 0.0]";
+    default: return "0.0";
+  }
+}
+
+std::string compress(const char* data, std::size_t n, Compressor c) {
+  if (c == Compressor::none) return std::string(data, n);
+#if TESSERA_HAVE_ZLIB
+  uLongf out_n = compressBound(static_cast<uLong>(n));
+  std::string out(out_n, '\0');
+  if (compress2(reinterpret_cast<Bytef*>(out.data()), &out_n, reinterpret_cast<const Bytef*>(data),
+                static_cast<uLong>(n), 1) != Z_OK)
+    throw std::runtime_error("zlib compression failed");
+  out.resize(out_n);
+  return out;
+#else
+  throw std::runtime_error("compressor zlib is not supported (built without zlib)");
+#endif
+}
+
+// Decodes a chunk file's bytes into `out` (exactly out.size() bytes).
+void decode(const std::string& in, std::string& out, const ZarrayMeta& m, const std::string& name) {
+  if (!m.compressor) {
+    if (in.size() != out.size())
+      throw std::runtime_error("chunk " + name + " has " + std::to_string(in.size()) + " bytes, expected " +
+                               std::to_string(out.size()) + " (truncated chunk)");
+    out = in;
+    return;
+  }
+#if TESSERA_HAVE_ZLIB
+  uLongf n = static_cast<uLongf>(out.size());
+  const int rc = uncompress(reinterpret_cast<Bytef*>(out.data()), &n, reinterpret_cast<const Bytef*>(in.data()),
+                            static_cast<uLong>(in.size()));
+  if (rc != Z_OK || n != out.size())
+    throw std::runtime_error("chunk " + name + ": bad zlib data (" +
+                             (rc == Z_OK ? std::to_string(n) + " bytes instead of " + std::to_string(out.size())
+                                         : std::string(zError(rc))) + ")");
+#else
+  throw std::runtime_error("compressor zlib is not supported (built without zlib)");
+#endif
+}
+
+// One element of the fill value in dtype t.
+std::string fill_bytes(const ZarrayMeta& m, DType t, std::size_t es) {
+  std::string b(es, '\0');
+  auto put = [&](auto v, std::size_t off) { std::memcpy(b.data() + off, &v, sizeof v); };
+  switch (t) {
+    case DType::boolean: put(static_cast<bool>(m.fill_real != 0), 0); break;
+    case DType::int32: put(static_cast<std::int32_t>(m.fill_real), 0); break;
+    case DType::int64: put(static_cast<std::int64_t>(m.fill_real), 0); break;
+    case DType::float32: put(static_cast<float>(m.fill_real), 0); break;
+    case DType::float64: put(m.fill_real, 0); break;
+    case DType::complex64: put(static_cast<float>(m.fill_real), 0), put(static_cast<float>(m.fill_imag), 4); break;
+    case DType::complex128: put(m.fill_real, 0), put(m.fill_imag, 8); break;
+  }
+  return b;
+}
+
+}  // namespace
+
+std::string zarr_dtype(DType t) {
+  switch (t) {
+    case DType::boolean: return "|b1";
+    case DType::int32: return "<i4";
+    case DType::int64: return "<i8";
+    case DType::float32: return "<f4";
+    case DType::float64: return "<f8";
+    case DType::complex64: return "<c8";
+    case DType::complex128: return "<c16";
+  }
+  return "?";
+}
+
+ZarrayMeta parse_zarray(std::string_view text) {
+  detail::Json doc;
+  try {
+    doc = detail::JsonParser(text).parse_document();
+  } catch (const std::runtime_error& e) {
+    throw IoError(std::string(".zarray: ") + e.what());
+  }
+  auto bad = [](const std::string& what) { throw IoError(".zarray: " + what); };
+  if (doc.kind != detail::Json::object) bad("not a JSON object");
+  auto get = [&](const char* key) -> const detail::Json& {
+    auto it = doc.members.find(key);
+    if (it == doc.members.end()) bad(std::string("missing key \"") + key + "\"");
+    return it->second;
+  };
+  auto ints = [&](const char* key, std::int64_t min) {
+    const auto& v = get(key);
+    if (v.kind != detail::Json::array) bad(std::string("\"") + key + "\" is not an array");
+    Vec r;
+    for (const auto& x : v.items) {
+      if (x.kind != detail::Json::number || !x.integral || x.num < static_cast<double>(min) || x.num > 9e15)
+        bad(std::string("\"") + key + "\" holds a value that is not an integer >= " + std::to_string(min));
+      r.push_back(static_cast<std::int64_t>(x.num));
+    }
+    return r;
+  };
+  ZarrayMeta m;
+  const auto& fmt = get("zarr_format");
+  if (fmt.kind != detail::Json::number || fmt.num != 2) bad("zarr_format is not 2");
+  m.shape = ints("shape", 0);
+  m.chunks = ints("chunks", 1);
+  if (m.shape.size() != m.chunks.size())
+    bad("shape has " + std::to_string(m.shape.size()) + " axes but chunks " + std::to_string(m.chunks.size()));
+  const auto& dt = get("dtype");
+  if (dt.kind != detail::Json::string) bad("dtype is not a string (structured dtypes are not supported)");
+  m.dtype = dt.str;
+  const auto& order = get("order");
+  if (order.kind != detail::Json::string || (order.str != "C" && order.str != "F")) bad("order is not \"C\" or \"F\"");
+  m.order = order.str[0];
+  const auto& comp = get("compressor");
+  if (comp.kind == detail::Json::object) {
+    auto id = comp.members.find("id");
+    if (id == comp.members.end() || id->second.kind != detail::Json::string) bad("compressor has no \"id\"");
+    m.compressor = id->second.str;
+    auto lv = comp.members.find("level");
+    if (lv != comp.members.end() && lv->second.kind == detail::Json::number) m.level = static_cast<int>(lv->second.num);
+  } else if (comp.kind != detail::Json::null) {
+    bad("compressor is neither an object nor null");
+  }
+  auto f = doc.members.find("filters");
+  if (f != doc.members.end() && f->second.kind != detail::Json::null &&
+      !(f->second.kind == detail::Json::array && f->second.items.empty()))
+    bad("filters are not supported");
+  auto sep = doc.members.find("dimension_separator");
+  if (sep != doc.members.end()) {
+    if (sep->second.kind != detail::Json::string || (sep->second.str != "." && sep->second.str != "/"))
+      bad("dimension_separator is not \".\" or \"/\"");
+    m.separator = sep->second.str[0];
+  }
+  const auto& fv = get("fill_value");
+  auto scalar = [&](const detail::Json& v) -> double {
+    if (v.kind == detail::Json::number) return v.num;
+    if (v.kind == detail::Json::boolean) return v.b ? 1 : 0;
+    if (v.kind == detail::Json::null) return 0;
+    if (v.kind == detail::Json::string) {
+      if (v.str == "NaN") return NAN;
+      if (v.str == "Infinity") return INFINITY;
+      if (v.str == "-Infinity") return -INFINITY;
+    }
+    bad("unsupported fill_value");
+    return 0;
+  };
+  if (fv.kind == detail::Json::array) {
+    if (fv.items.size() != 2) bad("complex fill_value is not [real, imag]");
+    m.fill_real = scalar(fv.items[0]), m.fill_imag = scalar(fv.items[1]);
+  } else {
+    m.fill_real = scalar(fv);
+  }
+  return m;
+}
+
+namespace detail {
+
+void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunks, Compressor c) {
+  const auto& g = s.group;
+  const std::size_t n = s.global.size(), es = s.elem;
+  bool chunks_ok = chunks.size() == n;
+  for (auto x : chunks) chunks_ok = chunks_ok && x >= 1;
+  if (!chunks_ok) throw InvalidArgument("save_zarr: chunk extents must be >= 1 (" + dir + ")");
+  const std::string where = "save_zarr: " + dir + ": ";
+
+  std::string err;
+  if (g.rank() == 0) {
+    try {
+#if !TESSERA_HAVE_ZLIB
+      if (c == Compressor::zlib) throw std::runtime_error("compressor zlib is not supported (built without zlib)");
+#endif
+      fs::create_directories(dir);
+      std::string shape, ch;
+      for (std::size_t a = 0; a < n; ++a)
+        shape += (a ? ", " : "") + std::to_string(s.global[a]), ch += (a ? ", " : "") + std::to_string(chunks[a]);
+      const std::string meta =
+          "{\n    \"chunks\": [" + ch + "],\n    \"compressor\": " +
+          (c == Compressor::zlib ? std::string("{\n        \"id\": \"zlib\",\n        \"level\": 1\n    }") : "null") +
+          ",\n    \"dimension_separator\": \".\",\n    \"dtype\": \"" + zarr_dtype(s.dtype) +
+          "\",\n    \"fill_value\": " + fill_json(s.dtype) +
+          ",\n    \"filters\": null,\n    \"order\": \"C\",\n    \"shape\": [" + shape + "],\n    \"zarr_format\": 2\n}";
+      write_file(fs::path(dir) / ".zarray", meta.data(), meta.size());
+      write_file(fs::path(dir) / ".zattrs", "{}", 2);
+    } catch (const std::exception& e) {
+      err = where + e.what();
+    }
+  }
+  agree(g, err);
+
+  // Exchange: every non-replica rank sends the part of each chunk it holds to the chunk's owner.
+  const ChunkGrid grid(s.global, chunks);
+  const int me = g.rank();
+  struct Piece {
+    Vec idx, lo, hi;
+    std::vector<char> data;
+  };
+  std::vector<Piece> sends, recvs;
+  std::vector<int> send_to, recv_from;
+  if (s.canonical[me]) {
+    grid.for_each(s.lo[me], s.hi[me], [&](const Vec& idx) {
+      Piece p{idx, intersect_lo(grid.lo(idx), s.lo[me]), intersect_hi(grid.hi(idx), s.hi[me]), {}};
+      const Vec ext = extent(p.lo, p.hi);
+      p.data.resize(product(ext) * es);
+      copy_region(p.data.data(), p.lo, ext, static_cast<const char*>(s.host), s.lo[me], extent(s.lo[me], s.hi[me]),
+                  p.lo, p.hi, es);
+      send_to.push_back(chunk_owner(s, grid.lo(idx)));
+      sends.push_back(std::move(p));
+    });
+  }
+  Vec all_lo(n, 0);
+  grid.for_each(all_lo, s.global, [&](const Vec& idx) {
+    if (chunk_owner(s, grid.lo(idx)) != me) return;
+    for (int r = 0; r < g.size(); ++r) {
+      if (r == me || !s.canonical[r]) continue;
+      Piece p{idx, intersect_lo(grid.lo(idx), s.lo[r]), intersect_hi(grid.hi(idx), s.hi[r]), {}};
+      const auto sz = product(extent(p.lo, p.hi));
+      if (sz == 0) continue;
+      p.data.resize(sz * es);
+      recv_from.push_back(r);
+      recvs.push_back(std::move(p));
+    }
+  });
+  {
+    comm::Group group;
+    for (std::size_t i = 0; i < sends.size(); ++i)
+      if (send_to[i] != me) g.send(sends[i].data.data(), sends[i].data.size() / es, s.dtype, send_to[i], host_stream());
+    for (std::size_t i = 0; i < recvs.size(); ++i)
+      g.recv(recvs[i].data.data(), recvs[i].data.size() / es, s.dtype, recv_from[i], host_stream());
+    group.end();
+  }
+
+  // Assemble and write the chunks this rank owns (full chunk size; the edges keep the fill value 0).
+  try {
+    std::map<Vec, std::vector<char>> mine;
+    auto place = [&](const Piece& p) {
+      auto& buf = mine[p.idx];
+      if (buf.empty()) buf.assign(product(chunks) * es, 0);
+      copy_region(buf.data(), grid.lo(p.idx), chunks, p.data.data(), p.lo, extent(p.lo, p.hi), p.lo, p.hi, es);
+    };
+    for (std::size_t i = 0; i < sends.size(); ++i)
+      if (send_to[i] == me) place(sends[i]);
+    for (const auto& p : recvs) place(p);
+    for (const auto& [idx, buf] : mine) {
+      const std::string out = compress(buf.data(), buf.size(), c);
+      write_file(fs::path(dir) / grid.name(idx, '.'), out.data(), out.size());
+    }
+  } catch (const std::exception& e) {
+    err = where + e.what();
+  }
+  agree(g, err);
+}
+
+void load_zarr_host(const std::string& dir, const ZarrShard& s) {
+  const int me = s.group.rank();
+  const std::size_t es = s.elem;
+  std::string err;
+  try {
+    ZarrayMeta m;
+    try {
+      m = parse_zarray(read_file(fs::path(dir) / ".zarray"));
+    } catch (const IoError& e) {
+      throw std::runtime_error(e.message());
+    }
+    auto vec_str = [](const Vec& v) {
+      std::string r = "[";
+      for (std::size_t i = 0; i < v.size(); ++i) r += (i ? "," : "") + std::to_string(v[i]);
+      return r + "]";
+    };
+    if (m.dtype != zarr_dtype(s.dtype))
+      throw std::runtime_error("dtype " + m.dtype + " in the store, " + zarr_dtype(s.dtype) + " requested");
+    if (m.shape != s.global)
+      throw std::runtime_error("shape " + vec_str(m.shape) + " in the store, " + vec_str(s.global) + " in the layout");
+    if (m.order != 'C') throw std::runtime_error("order F is not supported");
+    if (m.compressor && *m.compressor != "zlib")
+      throw std::runtime_error("compressor " + *m.compressor + " is not supported");
+#if !TESSERA_HAVE_ZLIB
+    if (m.compressor) throw std::runtime_error("compressor zlib is not supported (built without zlib)");
+#endif
+    const ChunkGrid grid(m.shape, m.chunks);
+    const std::string fill = fill_bytes(m, s.dtype, es);
+    const Vec my_ext = extent(s.lo[me], s.hi[me]);
+    std::string buf(product(m.chunks) * es, '\0');
+    grid.for_each(s.lo[me], s.hi[me], [&](const Vec& idx) {
+      const std::string name = grid.name(idx, m.separator);
+      const fs::path p = fs::path(dir) / name;
+      if (fs::exists(p)) {
+        decode(read_file(p), buf, m, name);
+      } else {
+        for (std::size_t i = 0; i < buf.size(); i += es) std::memcpy(buf.data() + i, fill.data(), es);
+      }
+      copy_region(static_cast<char*>(s.host), s.lo[me], my_ext, buf.data(), grid.lo(idx), m.chunks,
+                  intersect_lo(grid.lo(idx), s.lo[me]), intersect_hi(grid.hi(idx), s.hi[me]), es);
+    });
+  } catch (const std::exception& e) {
+    err = "load_zarr: " + dir + ": " + e.what();
+  }
+  agree(s.group, err);
+}
+
+}  // namespace detail
+}  // namespace tessera::io

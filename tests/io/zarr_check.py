@@ -1,0 +1,82 @@
+"""Zarr interop with zarr-python 2 (see tests/io/zarr_interop.cpp for the values).
+
+  zarr_check.py check DIR   opens the arrays zarr_interop wrote and checks every element;
+  zarr_check.py write DIR   writes arrays (several dtypes, zlib and none, edge chunks, nested
+                            chunk keys, missing chunks) for zarr_interop read DIR.
+Exits 77 (skipped) when zarr cannot be imported.
+"""
+import os
+import sys
+
+try:
+    import numpy as np
+    import zarr
+    from numcodecs import Zlib
+except ImportError as e:
+    print("zarr-python not available (%s): skipped" % e)
+    sys.exit(77)
+
+# name: (dtype, shape, chunks, compressed)
+ARRAYS = {
+    "f8_2d_zlib": ("<f8", (17, 13), (5, 4), True),
+    "f4_2d_none": ("<f4", (9, 6), (4, 4), False),
+    "i4_3d_zlib": ("<i4", (7, 5, 3), (3, 2, 2), True),
+    "i8_1d_none": ("<i8", (11,), (4,), False),
+    "b1_2d_zlib": ("|b1", (6, 7), (4, 3), True),
+    "c8_1d_none": ("<c8", (10,), (3,), False),
+    "c16_2d_zlib": ("<c16", (5, 4), (2, 3), True),
+}
+
+
+def values(dtype, shape):
+    flat = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+    dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return flat % 3 == 1
+    if dt.kind == "c":
+        return ((flat + 1) - 0.5j * flat).astype(dt)
+    return (flat + 1).astype(dt)
+
+
+def check(d):
+    bad = 0
+    for name, (dtype, shape, chunks, compressed) in ARRAYS.items():
+        a = zarr.open(os.path.join(d, name), mode="r")
+        got = a[...]
+        problems = []
+        if a.dtype != np.dtype(dtype):
+            problems.append("dtype %s" % a.dtype)
+        if a.shape != shape or a.chunks != chunks:
+            problems.append("shape %s chunks %s" % (a.shape, a.chunks))
+        if (a.compressor is not None) != compressed:
+            problems.append("compressor %s" % a.compressor)
+        if not np.array_equal(got, values(dtype, shape)):
+            problems.append("values differ")
+        print("%s: %s" % (name, "; ".join(problems) or "ok"))
+        bad += bool(problems)
+    return 1 if bad else 0
+
+
+def write(d):
+    os.makedirs(d, exist_ok=True)
+    for name, (dtype, shape, chunks, compressed) in ARRAYS.items():
+        a = zarr.open(os.path.join(d, name), mode="w", shape=shape, chunks=chunks, dtype=dtype,
+                      compressor=Zlib(level=1) if compressed else None)
+        a[...] = values(dtype, shape)
+    a = zarr.open(os.path.join(d, "f4_2d_nested"), mode="w", shape=(9, 6), chunks=(4, 4), dtype="<f4",
+                  compressor=Zlib(level=1), dimension_separator="/")
+    a[...] = values("<f4", (9, 6))
+    # Only the first 5 elements are written: chunks 2..4 stay missing and read as the fill value.
+    a = zarr.open(os.path.join(d, "f8_1d_fill"), mode="w", shape=(20,), chunks=(4,), dtype="<f8",
+                  compressor=None, fill_value=7.0)
+    a[:5] = values("<f8", (20,))[:5]
+    open(os.path.join(d, "done"), "w").close()
+    print("wrote %d arrays to %s" % (len(ARRAYS) + 2, d))
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3 or sys.argv[1] not in ("check", "write"):
+        print("usage: zarr_check.py check|write DIR")
+        sys.exit(2)
+    sys.exit(check(sys.argv[2]) if sys.argv[1] == "check" else write(sys.argv[2]))

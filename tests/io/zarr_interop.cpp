@@ -1,0 +1,118 @@
+// Zarr interop with zarr-python 2 (run by tests/io/io_zarr.cmake under mpirun):
+//   zarr_interop write DIR   writes the arrays that zarr_check.py check DIR verifies;
+//   zarr_interop read DIR    loads the arrays that zarr_check.py write DIR made and checks them
+//                            (exit 77, skipped, when DIR has no such arrays: no zarr-python).
+// Values follow value() below and in zarr_check.py; exit 0 when every rank agrees all is well.
+#include <mpi.h>
+
+#include <complex>
+#include <cstdint>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <type_traits>
+
+#include "tessera/distributed/io_zarr.hpp"
+
+namespace {
+using namespace tessera;
+using namespace tessera::distributed;
+
+template <class T>
+T value(index_t flat) {
+  if constexpr (std::is_same_v<T, bool>) return flat % 3 == 1;
+  else if constexpr (is_complex_v<T>) return T(typename T::value_type(flat + 1), typename T::value_type(-0.5 * flat));
+  else return T(flat + 1);
+}
+
+template <int R>
+index_t flat_of(const Box<R>& b, const Index<R>& global, index_t k) {
+  index_t rem = k, f = 0, stride = 1;
+  for (int ax = R - 1; ax >= 0; --ax) {
+    f += (b.lo[ax] + rem % b.shape()[ax]) * stride;
+    rem /= b.shape()[ax], stride *= global[ax];
+  }
+  return f;
+}
+
+int failures = 0;
+
+template <class T, int R>
+void write(const std::string& path, const Layout<R>& l, Index<R> chunks, io::Compressor c) {
+  Array<T, R> a(l, Device::host());
+  const auto b = l.local_box();
+  for (index_t k = 0; k < b.size(); ++k) a.interior().data()[k] = value<T>(flat_of<R>(b, l.global_shape(), k));
+  io::save_zarr(path, a, chunks, c);
+}
+
+// Checks this rank's block; `fill_from`: flat indices from there on hold `fill` (never written).
+template <class T, int R>
+void check(const std::string& path, const Layout<R>& l, index_t fill_from = -1, T fill = T()) {
+  const auto a = io::load_zarr<T, R>(path, l, Device::host());
+  const auto b = l.local_box();
+  local::Array<T, R> h(b.shape(), Device::host());
+  local::copy(h, a.interior());
+  for (index_t k = 0; k < b.size(); ++k) {
+    const index_t f = flat_of<R>(b, l.global_shape(), k);
+    const T want = fill_from >= 0 && f >= fill_from ? fill : value<T>(f);
+    if (!(h.data()[k] == want)) {
+      std::fprintf(stderr, "[rank %d] %s: element %lld differs\n", l.grid().rank(), path.c_str(), (long long)f);
+      ++failures;
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rc = 0;
+  {
+    if (argc != 3) {
+      std::fprintf(stderr, "usage: zarr_interop write|read DIR\n");
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    const std::string mode = argv[1], dir = argv[2];
+    auto world = comm::ProcessGroup::world();
+    ProcessGrid g1(world);
+    auto g2 = ProcessGrid::balanced(world, 2);
+    using io::Compressor;
+    try {
+      if (mode == "write") {
+        write<double, 2>(dir + "/f8_2d_zlib", Layout<2>::block(g2, {17, 13}), {5, 4}, Compressor::zlib);
+        write<float, 2>(dir + "/f4_2d_none", Layout<2>(g1, {9, 6}, {-1, 0}), {4, 4}, Compressor::none);
+        write<std::int32_t, 3>(dir + "/i4_3d_zlib", Layout<3>::block(ProcessGrid::balanced(world, 3), {7, 5, 3}),
+                               {3, 2, 2}, Compressor::zlib);
+        write<std::int64_t, 1>(dir + "/i8_1d_none", Layout<1>(g1, {11}, {0}), {4}, Compressor::none);
+        write<bool, 2>(dir + "/b1_2d_zlib", Layout<2>::block(g2, {6, 7}), {4, 3}, Compressor::zlib);
+        write<std::complex<float>, 1>(dir + "/c8_1d_none", Layout<1>(g1, {10}, {0}), {3}, Compressor::none);
+        write<std::complex<double>, 2>(dir + "/c16_2d_zlib", Layout<2>::block(g2, {5, 4}), {2, 3}, Compressor::zlib);
+      } else {
+        if (!std::filesystem::exists(dir + "/done")) {
+          if (world.rank() == 0) std::printf("no arrays from zarr-python in %s: skipped\n", dir.c_str());
+          MPI_Finalize();
+          return 77;
+        }
+        check<double, 2>(dir + "/f8_2d_zlib", Layout<2>::block(g2, {17, 13}));
+        check<float, 2>(dir + "/f4_2d_none", Layout<2>(g1, {9, 6}, {-1, 0}));
+        check<float, 2>(dir + "/f4_2d_nested", Layout<2>(g1, {9, 6}, {0, -1}));
+        check<std::int32_t, 3>(dir + "/i4_3d_zlib", Layout<3>::block(ProcessGrid::balanced(world, 3), {7, 5, 3}));
+        check<std::int64_t, 1>(dir + "/i8_1d_none", Layout<1>(g1, {11}, {0}));
+        check<bool, 2>(dir + "/b1_2d_zlib", Layout<2>::block(g2, {6, 7}));
+        check<std::complex<float>, 1>(dir + "/c8_1d_none", Layout<1>(g1, {10}, {0}));
+        check<std::complex<double>, 2>(dir + "/c16_2d_zlib", Layout<2>::block(g2, {5, 4}));
+        check<double, 1>(dir + "/f8_1d_fill", Layout<1>(g1, {20}, {0}), 5, 7.0);  // chunks 2..4 missing
+      }
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "[rank %d] %s\n", world.rank(), e.what());
+      ++failures;
+    }
+    int any = failures;
+    MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    rc = any ? 1 : 0;
+    if (world.rank() == 0) std::printf("zarr_interop %s %s: %s\n", mode.c_str(), dir.c_str(), rc ? "FAILED" : "ok");
+  }
+  MPI_Finalize();
+  return rc;
+}
