@@ -125,8 +125,6 @@ void enqueue(State& st, const Call& c, const Stream& s, F&& f, std::shared_ptr<v
 
 }  // namespace
 
-bool nccl_compiled() { return true; }
-
 bool nccl_usable(State& st, const Device& d) {
   int ok = 1;
   if (const char* e = std::getenv("TESSERA_NCCL"); e && std::strcmp(e, "0") == 0) ok = 0;

@@ -74,7 +74,7 @@ struct MpiPending {
   std::vector<std::function<void()>> after;
 };
 MPI_Datatype mpi_type(DType t, std::size_t* count_factor);
-MPI_Op mpi_op(DType t, ReduceOp op);
+MPI_Op mpi_op(ReduceOp op);  // bool and complex are mapped before (collectives.cpp)
 void mpi_post_transfers(ProcessGroup::State& st, const std::vector<Transfer>& xfers, int tag,
                         MpiPending& p, const std::function<void(void*, const void*, std::size_t)>& local_copy);
 void mpi_post_bytes_bcast(ProcessGroup::State& st, void* buf, std::size_t bytes, int root, MpiPending& p);
@@ -92,13 +92,9 @@ int mpi_all_reduce_min(ProcessGroup::State& st, int value, const char* why);
 
 // ---- Group bookkeeping (group.cpp)
 int group_depth();
-// Pending host work of the open Group (null outside a Group).
-struct GroupWork;
-GroupWork* current_group();
 void group_add_mpi(ProcessGroup::State& st, const Call& c, MpiPending&& p);
 
 // ---- NCCL transport (cuda/nccl_transport.cpp; stubs in builds without NCCL).
-bool nccl_compiled();
 // Whether every rank of the group can use NCCL on its device `d` (collective over the group).
 bool nccl_usable(ProcessGroup::State& st, const Device& d);
 void nccl_all_reduce(ProcessGroup::State& st, const Call& c, const void* send, void* recv, ReduceOp op, const Stream& s);

@@ -142,7 +142,7 @@ void post_reduce(State& st, MpiPending& p, const void* send, void* recv, std::si
                  int root) {
   std::size_t factor = 1;
   const MPI_Datatype mt = detail::mpi_type(t, &factor);
-  const MPI_Op mo = detail::mpi_op(t, op);
+  const MPI_Op mo = detail::mpi_op(op);
   const std::size_t n = count * factor, esz = dtype_size(t) / factor;
   constexpr std::size_t piece = std::size_t(1) << 30;
   const bool in_place = send == recv;
@@ -213,6 +213,13 @@ void run_transfers(State& st, const Call& c, std::vector<Transfer> xfers, int ta
       return;
     }
   }
+}
+
+// Per-rank counts and displacements of `count` elements each: the v-variant of a uniform call.
+std::pair<std::vector<std::size_t>, std::vector<std::size_t>> uniform_blocks(int size, std::size_t count) {
+  std::vector<std::size_t> counts(size, count), displs(size);
+  for (int r = 0; r < size; ++r) displs[r] = r * count;
+  return {std::move(counts), std::move(displs)};
 }
 
 // In-place all_to_all(v): the send side needs its own copy.
@@ -347,8 +354,7 @@ void ProcessGroup::reduce_scatter(const void* send, void* recv, std::size_t recv
 // ---- data movement ----
 
 void ProcessGroup::all_gather(const void* send, void* recv, std::size_t count, DType t, const Stream& s) const {
-  std::vector<std::size_t> counts(size(), count), displs(size());
-  for (int r = 0; r < size(); ++r) displs[r] = r * count;
+  const auto [counts, displs] = uniform_blocks(size(), count);
   const Call c{"all_gather", count, t};
   check_buffer(send, count, "send", c.op);
   if (!s.device().is_host() && count && transport_for(*state_, s.device()) == DeviceTransport::nccl)
@@ -379,8 +385,7 @@ void ProcessGroup::all_gatherv(const void* send, std::size_t send_count, void* r
 }
 
 void ProcessGroup::all_to_all(const void* send, void* recv, std::size_t count, DType t, const Stream& s) const {
-  std::vector<std::size_t> counts(size(), count), displs(size());
-  for (int r = 0; r < size(); ++r) displs[r] = r * count;
+  const auto [counts, displs] = uniform_blocks(size(), count);
   all_to_allv(send, counts, displs, recv, counts, displs, t, s);
 }
 
@@ -420,8 +425,7 @@ void ProcessGroup::all_to_allv(const void* send, Counts send_counts, Counts send
 }
 
 void ProcessGroup::gather(const void* send, void* recv, std::size_t count, DType t, int root, const Stream& s) const {
-  std::vector<std::size_t> counts(size(), count), displs(size());
-  for (int r = 0; r < size(); ++r) displs[r] = r * count;
+  const auto [counts, displs] = uniform_blocks(size(), count);
   gatherv(send, count, recv, counts, displs, t, root, s);
 }
 
@@ -453,8 +457,7 @@ void ProcessGroup::gatherv(const void* send, std::size_t send_count, void* recv,
 }
 
 void ProcessGroup::scatter(const void* send, void* recv, std::size_t count, DType t, int root, const Stream& s) const {
-  std::vector<std::size_t> counts(size(), count), displs(size());
-  for (int r = 0; r < size(); ++r) displs[r] = r * count;
+  const auto [counts, displs] = uniform_blocks(size(), count);
   scatterv(send, counts, displs, recv, count, t, root, s);
 }
 

@@ -22,7 +22,6 @@ thread_local GroupWork work;
 }  // namespace
 
 int group_depth() { return depth; }
-GroupWork* current_group() { return depth > 0 ? &work : nullptr; }
 
 void group_add_mpi(ProcessGroup::State& st, const Call& c, MpiPending&& p) {
   work.items.push_back({&st, c, std::move(p)});

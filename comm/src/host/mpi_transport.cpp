@@ -25,7 +25,7 @@ MPI_Datatype mpi_type(DType t, std::size_t* factor) {
   throw InvalidArgument("no MPI type for dtype " + std::to_string(static_cast<int>(t)));
 }
 
-MPI_Op mpi_op(DType, ReduceOp op) {
+MPI_Op mpi_op(ReduceOp op) {
   switch (op) {
     case ReduceOp::sum: return MPI_SUM;
     case ReduceOp::prod: return MPI_PROD;

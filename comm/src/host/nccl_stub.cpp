@@ -9,7 +9,6 @@ namespace {
 [[noreturn]] void no_nccl() { throw BackendUnavailable("this Tessera was built without NCCL"); }
 }  // namespace
 
-bool nccl_compiled() { return false; }
 bool nccl_usable(State& st, const Device&) { return mpi_all_reduce_min(st, 0, "NCCL availability agreement") == 1; }
 void nccl_all_reduce(State&, const Call&, const void*, void*, ReduceOp, const Stream&) { no_nccl(); }
 void nccl_reduce(State&, const Call&, const void*, void*, ReduceOp, int, const Stream&) { no_nccl(); }
