@@ -19,7 +19,7 @@
 #include "tessera/local/fft_plan.hpp"
 #include "tessera/local/memory.hpp"
 
-namespace fft = tessera::fft;
+namespace fft = tessera::local::fft;
 using fft::Direction;
 using fft::Kind;
 using fft::PlanDesc;

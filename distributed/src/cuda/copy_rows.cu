@@ -1,6 +1,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstdlib>
 
 #include "../detail/copy_rows.hpp"
 #include "tessera/local/cuda_check.hpp"
@@ -41,7 +42,12 @@ void launch(void* dst, std::size_t dpitch, const void* src, std::size_t spitch, 
   const std::size_t want = (total + 4 * threads - 1) / (4 * threads);  // 4 units per thread
   // Two blocks per SM keep the copy at HBM speed and leave room on every SM for the NCCL
   // kernels it overlaps with (a full-occupancy grid would hold them back until it ends).
-  const int blocks = static_cast<int>(want < std::size_t(sms) * 2 ? want : std::size_t(sms) * 2);
+  static const int per_sm = [] {
+    const char* e = std::getenv("TESSERA_COPY_BLOCKS_PER_SM");
+    return e && std::atoi(e) > 0 ? std::atoi(e) : 2;
+  }();
+  const std::size_t cap = std::size_t(sms) * per_sm;
+  const int blocks = static_cast<int>(want < cap ? want : cap);
   if (total < (std::size_t(1) << 31))
     copy_rows_kernel<V, unsigned><<<blocks, threads, 0, s>>>(static_cast<char*>(dst), dpitch,
                                                              static_cast<const char*>(src), spitch,
@@ -64,6 +70,15 @@ void copy_rows_cuda(void* dst, std::size_t dpitch, const void* src, std::size_t 
   const auto align = reinterpret_cast<std::uintptr_t>(dst) | reinterpret_cast<std::uintptr_t>(src) | dpitch | spitch |
                      row_bytes;
   auto s = static_cast<cudaStream_t>(stream);
+  static const bool engine = [] {
+    const char* e = std::getenv("TESSERA_COPY_ENGINE");
+    return e && std::atoi(e) > 0;
+  }();
+  if (engine) {  // copy engines: no SMs taken from concurrent kernels
+    TESSERA_CHECK_CUDA(cudaMemcpy2DAsync(dst, dpitch, src, spitch, row_bytes, rows, cudaMemcpyDeviceToDevice, s));
+    if (prev != device) TESSERA_CHECK_CUDA(cudaSetDevice(prev));
+    return;
+  }
   if (align % 16 == 0) launch<uint4>(dst, dpitch, src, spitch, row_bytes, rows, s, sms);
   else if (align % 8 == 0) launch<uint2>(dst, dpitch, src, spitch, row_bytes, rows, s, sms);
   else if (align % 4 == 0) launch<unsigned>(dst, dpitch, src, spitch, row_bytes, rows, s, sms);

@@ -1,4 +1,5 @@
-// A small strict JSON parser (objects, arrays, strings, numbers, true/false/null) for `.zarray`.
+// A small strict JSON parser (objects, arrays, strings, numbers, true/false/null) for `.zarray`
+// and checkpoint.json.
 // Throws std::runtime_error with the byte offset of the problem; the caller wraps it in IoError.
 #pragma once
 #include <cctype>
@@ -17,7 +18,7 @@ struct Json {
   bool b = false;
   double num = 0;
   bool integral = false;  // written without fraction or exponent
-  std::string str;
+  std::string str;  // a string's value, or a number's text as written (exact int64 parsing)
   std::vector<Json> items;
   std::map<std::string, Json> members;
 };
@@ -157,7 +158,8 @@ class JsonParser {
       if (!digits()) fail("digits expected in exponent");
     }
     v.kind = Json::number;
-    v.num = std::strtod(std::string(t_.substr(start, p_ - start)).c_str(), nullptr);
+    v.str = std::string(t_.substr(start, p_ - start));
+    v.num = std::strtod(v.str.c_str(), nullptr);
   }
 
   std::string_view t_;

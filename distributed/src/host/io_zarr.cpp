@@ -1,12 +1,17 @@
 // Zarr v2 directory stores (io_zarr.hpp): metadata, chunk exchange and chunk files.
 #include "tessera/distributed/io_zarr.hpp"
 
+#include <cerrno>
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include "../detail/zarr_json.hpp"
 #if TESSERA_HAVE_ZLIB
@@ -144,12 +149,31 @@ std::string read_file(const fs::path& p) {
   if (f.bad()) throw std::runtime_error("cannot read " + p.string());
   return ss.str();
 }
-void write_file(const fs::path& p, const char* data, std::size_t n) {
-  std::ofstream f(p, std::ios::binary | std::ios::trunc);
-  if (!f) throw std::runtime_error("cannot create " + p.string());
-  f.write(data, static_cast<std::streamsize>(n));
-  f.close();
-  if (!f) throw std::runtime_error("cannot write " + p.string());
+// POSIX I/O rather than ofstream: errors carry errno, and `durable` can fsync before close.
+void write_file(const fs::path& p, const char* data, std::size_t n, bool durable) {
+  const auto fail = [&](const char* what) {
+    throw std::runtime_error(std::string(what) + " " + p.string() + " (" + std::strerror(errno) + ")");
+  };
+  const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail("cannot create");
+  while (n > 0) {
+    const ssize_t w = ::write(fd, data, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      const int e = errno;
+      ::close(fd);
+      errno = e;
+      fail("cannot write");
+    }
+    data += w, n -= static_cast<std::size_t>(w);
+  }
+  if (durable && ::fsync(fd) != 0) {
+    const int e = errno;
+    ::close(fd);
+    errno = e;
+    fail("cannot fsync");
+  }
+  if (::close(fd) != 0) fail("cannot close");
 }
 
 std::string fill_json(DType t) {
@@ -198,8 +222,16 @@ void decode(const std::string& in, std::string& out, const ZarrayMeta& m, const 
 #endif
 }
 
-// One element of the fill value in dtype t.
+// One element of the fill value in dtype t (a value the dtype cannot hold is an error, not UB).
 std::string fill_bytes(const ZarrayMeta& m, DType t, std::size_t es) {
+  const auto fits = [&](double v, double lo, double hi) {
+    if (!(v >= lo && v <= hi)) throw std::runtime_error("fill_value " + std::to_string(v) + " does not fit dtype " + zarr_dtype(t));
+  };
+  if (t == DType::int32) fits(m.fill_real, -2147483648.0, 2147483647.0);
+  if (t == DType::int64) fits(m.fill_real, -9223372036854775808.0, 9223372036854774784.0);
+  if (t == DType::float32 || t == DType::complex64)
+    for (double v : {m.fill_real, m.fill_imag})
+      if (std::isfinite(v)) fits(v, -FLT_MAX, FLT_MAX);
   std::string b(es, '\0');
   auto put = [&](auto v, std::size_t off) { std::memcpy(b.data() + off, &v, sizeof v); };
   switch (t) {
@@ -229,86 +261,6 @@ std::string zarr_dtype(DType t) {
   return "?";
 }
 
-ZarrayMeta parse_zarray(std::string_view text) {
-  detail::Json doc;
-  try {
-    doc = detail::JsonParser(text).parse_document();
-  } catch (const std::runtime_error& e) {
-    throw IoError(std::string(".zarray: ") + e.what());
-  }
-  auto bad = [](const std::string& what) { throw IoError(".zarray: " + what); };
-  if (doc.kind != detail::Json::object) bad("not a JSON object");
-  auto get = [&](const char* key) -> const detail::Json& {
-    auto it = doc.members.find(key);
-    if (it == doc.members.end()) bad(std::string("missing key \"") + key + "\"");
-    return it->second;
-  };
-  auto ints = [&](const char* key, std::int64_t min) {
-    const auto& v = get(key);
-    if (v.kind != detail::Json::array) bad(std::string("\"") + key + "\" is not an array");
-    Vec r;
-    for (const auto& x : v.items) {
-      if (x.kind != detail::Json::number || !x.integral || x.num < static_cast<double>(min) || x.num > 9e15)
-        bad(std::string("\"") + key + "\" holds a value that is not an integer >= " + std::to_string(min));
-      r.push_back(static_cast<std::int64_t>(x.num));
-    }
-    return r;
-  };
-  ZarrayMeta m;
-  const auto& fmt = get("zarr_format");
-  if (fmt.kind != detail::Json::number || fmt.num != 2) bad("zarr_format is not 2");
-  m.shape = ints("shape", 0);
-  m.chunks = ints("chunks", 1);
-  if (m.shape.size() != m.chunks.size())
-    bad("shape has " + std::to_string(m.shape.size()) + " axes but chunks " + std::to_string(m.chunks.size()));
-  const auto& dt = get("dtype");
-  if (dt.kind != detail::Json::string) bad("dtype is not a string (structured dtypes are not supported)");
-  m.dtype = dt.str;
-  const auto& order = get("order");
-  if (order.kind != detail::Json::string || (order.str != "C" && order.str != "F")) bad("order is not \"C\" or \"F\"");
-  m.order = order.str[0];
-  const auto& comp = get("compressor");
-  if (comp.kind == detail::Json::object) {
-    auto id = comp.members.find("id");
-    if (id == comp.members.end() || id->second.kind != detail::Json::string) bad("compressor has no \"id\"");
-    m.compressor = id->second.str;
-    auto lv = comp.members.find("level");
-    if (lv != comp.members.end() && lv->second.kind == detail::Json::number) m.level = static_cast<int>(lv->second.num);
-  } else if (comp.kind != detail::Json::null) {
-    bad("compressor is neither an object nor null");
-  }
-  auto f = doc.members.find("filters");
-  if (f != doc.members.end() && f->second.kind != detail::Json::null &&
-      !(f->second.kind == detail::Json::array && f->second.items.empty()))
-    bad("filters are not supported");
-  auto sep = doc.members.find("dimension_separator");
-  if (sep != doc.members.end()) {
-    if (sep->second.kind != detail::Json::string || (sep->second.str != "." && sep->second.str != "/"))
-      bad("dimension_separator is not \".\" or \"/\"");
-    m.separator = sep->second.str[0];
-  }
-  const auto& fv = get("fill_value");
-  auto scalar = [&](const detail::Json& v) -> double {
-    if (v.kind == detail::Json::number) return v.num;
-    if (v.kind == detail::Json::boolean) return v.b ? 1 : 0;
-    if (v.kind == detail::Json::null) return 0;
-    if (v.kind == detail::Json::string) {
-      if (v.str == "NaN") return NAN;
-      if (v.str == "Infinity") return INFINITY;
-      if (v.str == "-Infinity") return -INFINITY;
-    }
-    bad("unsupported fill_value");
-    return 0;
-  };
-  if (fv.kind == detail::Json::array) {
-    if (fv.items.size() != 2) bad("complex fill_value is not [real, imag]");
-    m.fill_real = scalar(fv.items[0]), m.fill_imag = scalar(fv.items[1]);
-  } else {
-    m.fill_real = scalar(fv);
-  }
-  return m;
-}
-
 namespace detail {
 
 void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunks, Compressor c) {
@@ -335,8 +287,8 @@ void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk
           ",\n    \"dimension_separator\": \".\",\n    \"dtype\": \"" + zarr_dtype(s.dtype) +
           "\",\n    \"fill_value\": " + fill_json(s.dtype) +
           ",\n    \"filters\": null,\n    \"order\": \"C\",\n    \"shape\": [" + shape + "],\n    \"zarr_format\": 2\n}";
-      write_file(fs::path(dir) / ".zarray", meta.data(), meta.size());
-      write_file(fs::path(dir) / ".zattrs", "{}", 2);
+      write_file(fs::path(dir) / ".zarray", meta.data(), meta.size(), s.durable);
+      write_file(fs::path(dir) / ".zattrs", "{}", 2, s.durable);
     } catch (const std::exception& e) {
       err = where + e.what();
     }
@@ -398,7 +350,7 @@ void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk
     for (const auto& p : recvs) place(p);
     for (const auto& [idx, buf] : mine) {
       const std::string out = compress(buf.data(), buf.size(), c);
-      write_file(fs::path(dir) / grid.name(idx, '.'), out.data(), out.size());
+      write_file(fs::path(dir) / grid.name(idx, '.'), out.data(), out.size(), s.durable);
     }
   } catch (const std::exception& e) {
     err = where + e.what();
@@ -435,12 +387,16 @@ void load_zarr_host(const std::string& dir, const ZarrShard& s) {
     const ChunkGrid grid(m.shape, m.chunks);
     const std::string fill = fill_bytes(m, s.dtype, es);
     const Vec my_ext = extent(s.lo[me], s.hi[me]);
+    if (static_cast<double>(product(m.chunks)) * es > double(std::size_t(1) << 36))
+      throw std::runtime_error("chunks " + vec_str(m.chunks) + " are too large to read (over 64 GiB each)");
     std::string buf(product(m.chunks) * es, '\0');
     grid.for_each(s.lo[me], s.hi[me], [&](const Vec& idx) {
       const std::string name = grid.name(idx, m.separator);
       const fs::path p = fs::path(dir) / name;
       if (fs::exists(p)) {
         decode(read_file(p), buf, m, name);
+      } else if (s.require_chunks) {
+        throw std::runtime_error("chunk " + name + " is missing");
       } else {
         for (std::size_t i = 0; i < buf.size(); i += es) std::memcpy(buf.data() + i, fill.data(), es);
       }

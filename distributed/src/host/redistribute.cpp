@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../detail/copy_rows.hpp"
+#include "../detail/exchange.hpp"
 
 #include "tessera/comm/process_group.hpp"
 #include "tessera/local/basic_ops.hpp"
@@ -22,19 +23,8 @@
 #include "tessera/local/stream.hpp"
 
 namespace tessera::distributed {
+using detail::Side;
 namespace {
-
-// One side of an exchange: every rank's box, and this rank's data covering exactly its own box.
-template <class T, int R>
-struct Side {
-  std::vector<Box<R>> boxes;
-  local::Array<T, R> data;
-  local::Array<T, R> view(const Box<R>& b, int me) const {
-    local::Array<T, R> v = data;
-    for (int a = 0; a < R; ++a) v = v.slice(a, b.lo[a] - boxes[me].lo[a], b.hi[a] - boxes[me].lo[a]);
-    return v;
-  }
-};
 
 template <int R>
 std::vector<Box<R>> boxes_of(const Layout<R>& l, const Index<R>& shift = {}) {
@@ -88,6 +78,7 @@ class Holders {
 struct Tuning {
   int max_chunks = 1;
   index_t min_chunk_bytes = 1;
+  int axis = -1;  // >= 0: cut along this axis into min(max_chunks, extent) parts (detail::Chunking)
 };
 Tuning tuning(Device d) {
   const char* c = std::getenv("TESSERA_REDISTRIBUTE_CHUNKS");
@@ -110,10 +101,11 @@ struct Piece {
 
 template <int R>
 Piece<R> cut(int peer, const Box<R>& b, std::size_t esz, const Tuning& t) {
-  int axis = 0;
-  while (axis + 1 < R && b.shape()[axis] <= 1) ++axis;
+  int axis = t.axis;
+  if (axis < 0)
+    for (axis = 0; axis + 1 < R && b.shape()[axis] <= 1;) ++axis;
   const index_t extent = b.shape()[axis];
-  const index_t want = static_cast<index_t>(b.size() * esz) / t.min_chunk_bytes;
+  const index_t want = t.axis >= 0 ? t.max_chunks : static_cast<index_t>(b.size() * esz) / t.min_chunk_bytes;
   const index_t n = std::max<index_t>(1, std::min({want, static_cast<index_t>(t.max_chunks), extent}));
   Piece<R> p{peer, {}};
   for (index_t k = 0; k < n; ++k) {
@@ -165,13 +157,20 @@ void prepare(const comm::ProcessGroup& g, const Stream& s) {
   ready->push_back({new comm::ProcessGroup(g), s.device().index()});
 }
 
-// Moves src to dst. `user` is the stream the source was written on; results are ordered on d's
-// default stream. Collective over g (every rank calls it with the same boxes).
+}  // namespace
+
 template <class T, int R>
-void exchange(const comm::ProcessGroup& g, const Side<T, R>& src, const Side<T, R>& dst, const Stream& user,
-              Device d) {
+void detail::exchange(const comm::ProcessGroup& g, const Side<T, R>& src, const Side<T, R>& dst, const Stream& user,
+                      Device d, const Chunking* chunking) {
   const int me = g.rank();
-  const Tuning tune = tuning(d);
+  Tuning tune = tuning(d);
+  int hooks = 0;  // producer steps: chunks of this rank's source box
+  if (chunking) {
+    tune.axis = chunking->axis;
+    tune.max_chunks = std::max(1, chunking->count);
+    const index_t extent = src.boxes[me].shape()[chunking->axis];
+    hooks = static_cast<int>(std::max<index_t>(1, std::min<index_t>(tune.max_chunks, extent)));
+  }
   const Holders<R> holders(src.boxes);
   std::vector<Piece<R>> sends, recvs;
   std::optional<Box<R>> self;
@@ -192,7 +191,7 @@ void exchange(const comm::ProcessGroup& g, const Side<T, R>& src, const Side<T, 
       if (!side.view(c, me).is_contiguous()) return true;
     return false;
   };
-  int steps = 0;
+  int steps = hooks;
   for (auto& p : sends) p.staged = staged(src, p), steps = std::max(steps, static_cast<int>(p.parts.size()));
   for (auto& p : recvs) p.staged = staged(dst, p), steps = std::max(steps, static_cast<int>(p.parts.size()));
   const std::size_t pack_n = place(sends), unpack_n = place(recvs);
@@ -221,6 +220,7 @@ void exchange(const comm::ProcessGroup& g, const Side<T, R>& src, const Side<T, 
 
   std::vector<std::pair<int, Event>> arrived;  // steps with staged receives, and their events
   for (int s = 0; s < steps; ++s) {
+    if (s < hooks) chunking->produce(s, hooks, work);
     bool packed = false;
     for (const auto& p : sends)
       if (p.staged && s < static_cast<int>(p.parts.size()))
@@ -267,6 +267,7 @@ void exchange(const comm::ProcessGroup& g, const Side<T, R>& src, const Side<T, 
   }
 }
 
+namespace {
 template <int R>
 void check_root(const comm::ProcessGroup& g, int root, const char* op, Device d) {
   if (root < 0 || root >= g.size())
@@ -292,7 +293,7 @@ Array<T, R> redistribute(const Array<T, R>& a, const Layout<R>& to) {
                              " are over different process groups (the same ranks in the same order are needed)",
                          d);
   Array<T, R> out(to, d);
-  exchange<T, R>(from.grid().group(), {boxes_of(from), a.interior()}, {boxes_of(to), out.interior()}, a.stream(), d);
+  detail::exchange<T, R>(from.grid().group(), {boxes_of(from), a.interior()}, {boxes_of(to), out.interior()}, a.stream(), d);
   return out;
 }
 
@@ -303,7 +304,7 @@ local::Array<T, R> gather(const Array<T, R>& a, int root) {
   const auto& g = l.grid().group();
   check_root<R>(g, root, "gather", d);
   auto out = g.rank() == root ? local::Array<T, R>(l.global_shape(), d) : nothing<T, R>(d);
-  exchange<T, R>(g, {boxes_of(l), a.interior()}, {whole_on<R>(root, g.size(), l.global_shape()), out}, a.stream(), d);
+  detail::exchange<T, R>(g, {boxes_of(l), a.interior()}, {whole_on<R>(root, g.size(), l.global_shape()), out}, a.stream(), d);
   return out;
 }
 
@@ -313,7 +314,7 @@ local::Array<T, R> allgather(const Array<T, R>& a) {
   const auto& l = a.layout();
   const auto& g = l.grid().group();
   local::Array<T, R> out(l.global_shape(), d);
-  exchange<T, R>(g, {boxes_of(l), a.interior()}, {whole_on<R>(-1, g.size(), l.global_shape()), out}, a.stream(), d);
+  detail::exchange<T, R>(g, {boxes_of(l), a.interior()}, {whole_on<R>(-1, g.size(), l.global_shape()), out}, a.stream(), d);
   return out;
 }
 
@@ -331,7 +332,7 @@ Array<T, R> scatter(int root, const local::Array<T, R>& global, const Layout<R>&
                         d);
   Array<T, R> out(layout, d);
   local::Array<T, R> data = !root_here ? nothing<T, R>(d) : global.device() == d ? global : global.to(d);
-  exchange<T, R>(g, {whole_on<R>(root, g.size(), layout.global_shape()), data}, {boxes_of(layout), out.interior()},
+  detail::exchange<T, R>(g, {whole_on<R>(root, g.size(), layout.global_shape()), data}, {boxes_of(layout), out.interior()},
                  Stream::default_for(d), d);
   return out;
 }
@@ -347,12 +348,14 @@ Array<T, R> slice(const Array<T, R>& a, const Box<R>& ranges) {
                             d);
   Layout<R> sub(l.grid(), ranges.shape(), l.split());
   Array<T, R> out(sub, d);
-  exchange<T, R>(l.grid().group(), {boxes_of(l), a.interior()}, {boxes_of<R>(sub, ranges.lo), out.interior()}, a.stream(),
+  detail::exchange<T, R>(l.grid().group(), {boxes_of(l), a.interior()}, {boxes_of<R>(sub, ranges.lo), out.interior()}, a.stream(),
                  d);
   return out;
 }
 
 #define TESSERA_REDISTRIBUTE_INSTANTIATE(T, R)                                                                  \
+  template void detail::exchange<T, R>(const comm::ProcessGroup&, const Side<T, R>&, const Side<T, R>&,            \
+                                       const Stream&, Device, const detail::Chunking*);                          \
   template Array<T, R> redistribute<T, R>(const Array<T, R>&, const Layout<R>&);                               \
   template local::Array<T, R> gather<T, R>(const Array<T, R>&, int);                                          \
   template local::Array<T, R> allgather<T, R>(const Array<T, R>&);                                            \

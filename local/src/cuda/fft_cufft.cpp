@@ -1,4 +1,4 @@
-// The cuFFT backend of tessera::fft::Plan: 64-bit advanced-layout plans (cufftMakePlanMany64)
+// The cuFFT backend of tessera::local::fft::Plan: 64-bit advanced-layout plans (cufftMakePlanMany64)
 // without auto-allocated work areas; each execution takes its work area from the stream-ordered
 // pool (or the caller), so concurrent executions on different streams never share scratch.
 #include <cuda_runtime_api.h>
@@ -12,7 +12,7 @@
 #include "tessera/local/fft_plan.hpp"
 #include "tessera/local/memory.hpp"
 
-namespace tessera::fft::detail {
+namespace tessera::local::fft::detail {
 namespace {
 
 const char* cufft_result_name(cufftResult r) {
@@ -143,4 +143,4 @@ class CufftPlan final : public PlanBackend {
 
 std::unique_ptr<PlanBackend> make_cufft_plan(const PlanDesc& d) { return std::make_unique<CufftPlan>(d); }
 
-}  // namespace tessera::fft::detail
+}  // namespace tessera::local::fft::detail

@@ -15,7 +15,7 @@
 #include "tessera/local/error.hpp"
 #include "tessera/local/memory.hpp"
 
-namespace tessera::fft {
+namespace tessera::local::fft {
 namespace {
 
 using Dims = std::array<long long, 3>;
@@ -390,9 +390,9 @@ void clear_plan_cache() {
   }  // plans are destroyed here, outside the lock
 }
 
-}  // namespace tessera::fft
+}  // namespace tessera::local::fft
 
-std::size_t std::hash<tessera::fft::PlanDesc>::operator()(const tessera::fft::PlanDesc& d) const noexcept {
+std::size_t std::hash<tessera::local::fft::PlanDesc>::operator()(const tessera::local::fft::PlanDesc& d) const noexcept {
   std::size_t h = 1469598103934665603ull;
   const auto mix = [&h](long long v) { h = (h ^ static_cast<std::size_t>(v)) * 1099511628211ull; };
   mix(static_cast<int>(d.device.kind()));

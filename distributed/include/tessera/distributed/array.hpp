@@ -40,6 +40,19 @@ class Array {
     return a;
   }
   static Array adopt(T* data, Layout<Rank> layout, Device d) { return adopt(data, std::move(layout), d, Stream::default_for(d)); }
+  // A shard of shape padded_shape() that the array then shares (a view of a larger buffer
+  // keeps that buffer alive); work on the device's default stream.
+  static Array wrap(Layout<Rank> layout, local::Array<T, Rank> shard) {
+    if (shard.shape() != layout.padded_shape())
+      throw ShapeMismatch("distributed::Array::wrap: shard " + local::shape_str(shard.shape()) + " for padded shape " +
+                              local::shape_str(layout.padded_shape()),
+                          shard.device());
+    Array a;
+    a.layout_ = std::make_shared<Layout<Rank>>(std::move(layout));
+    a.stream_ = &Stream::default_for(shard.device());
+    a.shard_ = std::move(shard);
+    return a;
+  }
 
   const Layout<Rank>& layout() const noexcept { return *layout_; }
   Device device() const noexcept { return shard_.device(); }

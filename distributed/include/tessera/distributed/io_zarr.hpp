@@ -10,35 +10,18 @@
 // the chunks overlapping its block; a missing chunk file reads as the fill value, as in zarr.
 #pragma once
 #include <cstdint>
-#include <optional>
 #include <string>
-#include <string_view>
 #include <type_traits>
 #include <vector>
 
 #include "tessera/comm/process_group.hpp"
 #include "tessera/distributed/array.hpp"
-#include "tessera/distributed/io_npy.hpp"  // IoError
+#include "tessera/distributed/zarray_meta.hpp"  // IoError, ZarrayMeta, parse_zarray
 #include "tessera/local/basic_ops.hpp"
 
 namespace tessera::io {
 
 enum class Compressor { none, zlib };
-
-// The parts of a `.zarray` document that loading needs.
-struct ZarrayMeta {
-  std::vector<std::int64_t> shape, chunks;
-  std::string dtype;                  // e.g. "<f8", "|b1"
-  std::optional<std::string> compressor;  // codec id ("zlib"); nullopt for null
-  int level = -1;                     // compressor level if given
-  double fill_real = 0, fill_imag = 0;  // fill value (null reads as 0)
-  char order = 'C';
-  char separator = '.';               // dimension_separator
-};
-
-// Parses and validates a `.zarray` document (strict JSON). Throws IoError describing the problem
-// (bad JSON, missing or mistyped keys, zarr_format != 2, filters not null, shape/chunks mismatch).
-ZarrayMeta parse_zarray(std::string_view json);
 
 // The zarr dtype string of a tessera dtype ("<f8", "<i4", "|b1", "<c8", ...).
 std::string zarr_dtype(DType t);
@@ -53,6 +36,8 @@ struct ZarrShard {
   std::vector<std::vector<std::int64_t>> lo, hi;  // per rank
   std::vector<char> canonical;  // rank's block is the one Layout::owner names (not a replica)
   void* host = nullptr;         // this rank's block, contiguous, row-major
+  bool durable = false;         // save: fsync every file written (checkpoints)
+  bool require_chunks = false;  // load: a missing chunk file is an IoError, not the fill value
 };
 void save_zarr_host(const std::string& dir, const ZarrShard& s, const std::vector<std::int64_t>& chunks, Compressor c);
 void load_zarr_host(const std::string& dir, const ZarrShard& s);

@@ -20,7 +20,7 @@
 #include "tessera/local/device.hpp"
 #include "tessera/local/stream.hpp"
 
-namespace tessera::fft {
+namespace tessera::local::fft {
 
 enum class Kind : int { c2c, r2c, c2r };
 enum class Precision : int { single, double_ };  // complex64 / complex128 (float / double real)
@@ -118,9 +118,9 @@ std::shared_ptr<const Plan> get_plan(const PlanDesc& desc);
 std::size_t plan_cache_size();
 void clear_plan_cache();
 
-}  // namespace tessera::fft
+}  // namespace tessera::local::fft
 
 template <>
-struct std::hash<tessera::fft::PlanDesc> {
-  std::size_t operator()(const tessera::fft::PlanDesc& d) const noexcept;
+struct std::hash<tessera::local::fft::PlanDesc> {
+  std::size_t operator()(const tessera::local::fft::PlanDesc& d) const noexcept;
 };

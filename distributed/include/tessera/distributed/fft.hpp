@@ -1,0 +1,122 @@
+// Distributed FFTs of distributed arrays: local cuFFT/FFTW plans along the axes a rank holds
+// whole, and all-to-all transposes between them.
+//
+// Decompositions (Options::decomposition):
+//  - slab: a 1-D grid; axis 0 split, FFT of the other axes, one transpose to axis 1 split, FFT
+//    of axis 0. The default when ranks <= n0 (and for 2-D arrays).
+//  - pencil (3-D): a 2-D grid; FFT of axis 2 with axes 0,1 split, transpose, FFT of axis 1 with
+//    axes 0,2 split, transpose, FFT of axis 0 with axes 1,2 split. The default when ranks > n0.
+//  - one rank: a plain local FFT.
+// Output layout (forward): the last stage's, the "natural transposed" one: slab -> axis 1 split
+// over the 1-D grid; pencil -> axes 1 and 2 split over grid axes 0 and 1. output_layout() says
+// which. Options::same_layout_output adds the transpose back to the input layout. backward()
+// takes an array in output_layout() (any other layout of that shape is redistributed first) and
+// returns one in input_layout().
+// R2C transforms the last axis real -> complex (n/2+1 values), C2R inverts it (the real size is
+// the plan's, so odd sizes round-trip).
+// The transposes are chunked: the local FFT of chunk k+1 runs while chunk k is in flight (a
+// field at a time when batched). Nothing synchronizes the host inside forward/backward.
+// Normalization as numpy's norm=: backward (default: forward unscaled, backward 1/N), ortho
+// (1/sqrt(N) both ways), forward (forward 1/N), none.
+#pragma once
+#include <complex>
+#include <memory>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "tessera/distributed/array.hpp"
+#include "tessera/distributed/layout.hpp"
+
+namespace tessera::fft {
+
+using distributed::Array;
+using distributed::Layout;
+using local::index_t;
+
+enum class Norm { backward, ortho, forward, none };
+enum class Decomposition { automatic, slab, pencil };
+
+struct Options {
+  Decomposition decomposition = Decomposition::automatic;
+  bool same_layout_output = false;  // forward returns the input layout (one more transpose)
+  int chunks = 0;                   // transpose pipeline depth; 0: TESSERA_FFT_CHUNKS or 4 on GPUs, 1 on host
+  bool operator==(const Options&) const = default;
+};
+
+namespace detail {
+template <class T> struct RealOf { using type = T; };
+template <class T> struct RealOf<std::complex<T>> { using type = T; };
+template <class T> struct IsComplex : std::false_type {};
+template <class T> struct IsComplex<std::complex<T>> : std::true_type {};
+template <class In, int R> struct Engine;  // fft.cpp
+}  // namespace detail
+
+// In = complex<float|double> (C2C) or float|double (R2C forward, C2R backward). R = 1..3.
+template <class In, int R>
+class Plan {
+ public:
+  using Real = typename detail::RealOf<In>::type;
+  using Out = std::complex<Real>;
+  static constexpr bool real_input = !detail::IsComplex<In>::value;
+
+  // A plan for arrays of layout `in` (global shape = the real-space shape for R2C) on `device`.
+  // Throws InvalidArgument for a decomposition that cannot apply (pencil of a 1-D array, ...).
+  Plan(const Layout<R>& in, Device device, Options options = {});
+  ~Plan();
+
+  const Layout<R>& input_layout() const;
+  const Layout<R>& output_layout() const;  // complex; last axis n/2+1 for R2C
+  Decomposition decomposition() const;
+  Device device() const;
+
+  // Out of place: the input is left as it was.
+  Array<Out, R> forward(const Array<In, R>& x, Norm norm = Norm::backward) const;
+  Array<In, R> backward(const Array<Out, R>& y, Norm norm = Norm::backward) const;
+  // In place (C2C): x's memory is the work area (its contents are lost); saves one buffer.
+  Array<Out, R> forward_in_place(Array<In, R>& x, Norm norm = Norm::backward) const
+    requires(!real_input);
+  Array<In, R> backward_in_place(Array<Out, R>& y, Norm norm = Norm::backward) const
+    requires(!real_input);
+  // Batched: several fields of the same layout, each transpose moves them all at once.
+  std::vector<Array<Out, R>> forward(const std::vector<Array<In, R>>& xs, Norm norm = Norm::backward) const;
+  std::vector<Array<In, R>> backward(const std::vector<Array<Out, R>>& ys, Norm norm = Norm::backward) const;
+
+ private:
+  std::unique_ptr<detail::Engine<In, R>> engine_;
+};
+
+// The cached plan for (layout, type, device, options); thread-safe.
+template <class In, int R>
+std::shared_ptr<const Plan<In, R>> get_plan(const Layout<R>& in, Device device, Options options = {});
+void clear_plan_cache();
+
+// numpy-like calls on cached plans (default options: natural transposed output layouts).
+template <class T, int R>
+Array<T, R> fftn(const Array<T, R>& x, Norm norm = Norm::backward) {
+  return get_plan<T, R>(x.layout(), x.device())->forward(x, norm);
+}
+// The inverse of fftn: `y` in fftn's output layout; `in` is the layout fftn was given.
+template <class T, int R>
+Array<T, R> ifftn(const Array<T, R>& y, const Layout<R>& in, Norm norm = Norm::backward) {
+  return get_plan<T, R>(in, y.device())->backward(y, norm);
+}
+template <class T, int R>
+Array<std::complex<T>, R> rfftn(const Array<T, R>& x, Norm norm = Norm::backward) {
+  return get_plan<T, R>(x.layout(), x.device())->forward(x, norm);
+}
+// The inverse of rfftn: `in` is the real layout rfftn was given (it fixes the odd/even size).
+template <class T, int R>
+Array<T, R> irfftn(const Array<std::complex<T>, R>& y, const Layout<R>& in, Norm norm = Norm::backward) {
+  return get_plan<T, R>(in, y.device())->backward(y, norm);
+}
+
+// Sample frequencies (cycles per unit of `spacing`) along `axis` of a transform of size n, as
+// numpy.fft.fftfreq, at every element of `layout` (usually a plan's output_layout()); with
+// `real_last`, the last axis holds rfftfreq of `n_real` (the real size) instead.
+template <class T, int R>
+Array<T, R> fftfreq(const Layout<R>& layout, int axis, Device device, double spacing = 1.0,
+                    index_t n_real = 0);
+
+}  // namespace tessera::fft

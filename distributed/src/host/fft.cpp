@@ -1,0 +1,421 @@
+// Distributed FFT plans (fft.hpp): stages of local FFTs along the axes a layout holds whole,
+// joined by the chunked exchange of detail/exchange.hpp, whose producer hook runs the local FFT
+// of chunk k+1 while chunk k travels. Fields of a batch are one leading axis of the buffers.
+#include "tessera/distributed/fft.hpp"
+
+#include <mpi.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+#include <typeinfo>
+
+#include "../detail/exchange.hpp"
+#include "tessera/distributed/redistribute.hpp"
+#include "tessera/local/basic_ops.hpp"
+#include "tessera/local/fft_plan.hpp"
+
+namespace tessera::fft {
+namespace detail {
+namespace lf = local::fft;
+using distributed::Box;
+using distributed::Index;
+using distributed::ProcessGrid;
+
+template <int R>
+index_t prod(const Index<R>& m, int from, int to) {  // m[from..to), 1 when empty
+  index_t p = 1;
+  for (int a = std::max(from, 0); a < std::min(to, R); ++a) p *= m[a];
+  return p;
+}
+
+// One local FFT pass: axes [s0, s1] of row-major blocks (`mi`/`mo` the input/output block
+// shapes, equal but on the last axis of r2c/c2r; `m` the logical sizes), restricted to
+// [a, b) along axis c (c < 0: everything). Plans come from the local cache.
+template <class I, class O, int R>
+void local_pass(const I* in, O* out, const Index<R>& mi, const Index<R>& mo, const Index<R>& m, int s0, int s1, int c,
+                index_t a, index_t b, lf::Kind kind, lf::Direction dir, bool preserve, Device d, const Stream& st) {
+  if (local::shape_size(m) == 0 || (c >= 0 && a >= b)) return;
+  lf::PlanDesc p;
+  p.device = d;
+  p.kind = kind;
+  p.precision = sizeof(typename RealOf<O>::type) == 4 ? lf::Precision::single : lf::Precision::double_;
+  p.rank = s1 - s0 + 1;
+  for (int k = 0; k < p.rank; ++k) p.n[k] = m[s0 + k];
+  p.in_place = static_cast<const void*>(in) == static_cast<const void*>(out);
+  p.preserve_input = preserve;
+  const index_t inner = prod<R>(m, s1 + 1, R), ti = prod<R>(mi, s0, R), to = prod<R>(mo, s0, R);
+  auto exec = [&](index_t batch, index_t in_off, index_t out_off) {
+    if (batch <= 0) return;
+    p.batch = batch;
+    lf::get_plan(p)->execute(in + in_off, out + out_off, dir, st);
+  };
+  if (inner == 1) {  // packed transforms; the restriction is on an outer axis
+    if (c > s1) c = -1;  // the axes after s1 have extent 1: a non-empty [a, b) is all of it
+    const index_t per = c < 0 ? prod<R>(m, 0, s0) : (b - a) * prod<R>(m, c + 1, s0);
+    const index_t start = c < 0 ? 0 : a * prod<R>(m, c + 1, s0);
+    const index_t loops = c < 0 ? 1 : prod<R>(m, 0, c), step = c < 0 ? 0 : prod<R>(m, c, s0);
+    for (index_t l = 0; l < loops; ++l) exec(per, (l * step + start) * ti, (l * step + start) * to);
+    return;
+  }
+  // Transforms across an inner block (c2c only): stride `inner`, batches adjacent.
+  for (int k = 0; k < p.rank; ++k) p.inembed[k] = p.onembed[k] = m[s0 + k];
+  p.istride = p.ostride = inner;
+  p.idist = p.odist = 1;
+  const index_t outer = prod<R>(m, 0, s0);
+  if (c < 0 || c < s0) {
+    const index_t lo = c < 0 ? 0 : a * prod<R>(m, c + 1, s0), n = c < 0 ? outer : (b - a) * prod<R>(m, c + 1, s0);
+    const index_t loops = c < 0 ? 1 : prod<R>(m, 0, c), step = c < 0 ? 0 : prod<R>(m, c, s0);
+    for (index_t l = 0; l < loops; ++l)
+      for (index_t o = lo; o < lo + n; ++o) exec(inner, (l * step + o) * ti, (l * step + o) * to);
+    return;
+  }
+  if (c != s1 + 1) throw Error("fft: internal: chunk axis " + std::to_string(c) + " not next to axes " +
+                               std::to_string(s0) + ".." + std::to_string(s1), d);
+  const index_t row = prod<R>(m, c + 1, R);
+  for (index_t o = 0; o < outer; ++o) exec((b - a) * row, o * ti + a * row, o * to + a * row);
+}
+
+}  // namespace detail
+
+// ---- the engine ----
+
+template <class In, int R>
+struct detail::Engine {
+  using Real = typename RealOf<In>::type;
+  using Out = std::complex<Real>;
+  static constexpr bool real_input = !IsComplex<In>::value;
+  struct Stage {
+    Layout<R> layout;  // complex shape
+    int s0, s1;        // axes transformed here
+  };
+
+  Layout<R> in, first;  // the user's layout; stage 0's blocks on the input's (real) shape
+  Device dev;
+  Options opt;
+  Decomposition decomp = Decomposition::slab;
+  int chunks = 1;
+  std::vector<Stage> stages;
+  Index<R> n{};  // real-space (logical) global shape
+
+  Engine(const Layout<R>& l, Device d, Options o) : in(l), first(l), dev(d), opt(o) {
+    n = l.global_shape();
+    const int P = l.grid().size();
+    for (int a = 0; a < R; ++a)
+      if (n[a] < 1) throw InvalidArgument("fft: global shape " + Layout<R>::idx_str(n) + " has an empty axis", d);
+    if constexpr (R == 1) {
+      if (P > 1) throw InvalidArgument("fft: a 1-D transform needs one rank; got " + std::to_string(P), d);
+    }
+    Index<R> nc = n;
+    if (real_input) nc[R - 1] = n[R - 1] / 2 + 1;
+    Decomposition want = o.decomposition;
+    if (want == Decomposition::pencil && R != 3)
+      throw InvalidArgument("fft: a pencil decomposition needs a 3-D array, not " + std::to_string(R) + "-D", d);
+    if (want == Decomposition::automatic) want = (R == 3 && P > n[0]) ? Decomposition::pencil : Decomposition::slab;
+    decomp = want;
+    using Split = typename Layout<R>::Split;
+    auto split = [](std::initializer_list<int> s) {
+      Split sp;
+      sp.fill(-1);
+      int a = 0;
+      for (int v : s) sp[a++] = v;
+      return sp;
+    };
+    if (P == 1 || R == 1) {
+      stages.push_back({Layout<R>(l.grid(), nc, split({})), 0, R - 1});
+    } else if (decomp == Decomposition::slab) {
+      const ProcessGrid g = l.grid().ndims() == 1 ? l.grid() : ProcessGrid(l.grid().group());
+      stages.push_back({Layout<R>(g, nc, split({0})), 1, R - 1});
+      stages.push_back({Layout<R>(g, nc, split({-1, 0})), 0, 0});
+    } else {
+      const ProcessGrid g = l.grid().ndims() == 2 ? l.grid() : ProcessGrid::balanced(l.grid().group(), 2);
+      stages.push_back({Layout<R>(g, nc, split({0, 1, -1})), 2, 2});
+      stages.push_back({Layout<R>(g, nc, split({0, -1, 1})), 1, 1});
+      stages.push_back({Layout<R>(g, nc, split({-1, 0, 1})), 0, 0});
+    }
+    first = Layout<R>(stages[0].layout.grid(), n, stages[0].layout.split());
+    const char* env = std::getenv("TESSERA_FFT_CHUNKS");
+    chunks = o.chunks > 0 ? o.chunks : env && std::atoi(env) > 0 ? std::atoi(env) : d.is_cuda() ? 4 : 1;
+  }
+
+  const Layout<R>& out() const { return stages.back().layout; }
+  const comm::ProcessGroup& group() const { return stages[0].layout.grid().group(); }
+  double count() const { return static_cast<double>(local::shape_size(n)); }
+
+  static Index<R> block(const Layout<R>& l) { return l.local_box().shape(); }
+  template <int B> static Index<B> batched(index_t f, const Index<R>& s) {
+    Index<B> r{};
+    r[0] = f;
+    for (int a = 0; a < R; ++a) r[a + 1] = s[a];
+    return r;
+  }
+  std::vector<Box<R + 1>> boxes(const Layout<R>& l, index_t fields) const {
+    std::vector<Box<R + 1>> b(l.grid().size());
+    for (int r = 0; r < l.grid().size(); ++r) {
+      const auto x = l.local_box(r);
+      b[r].lo = batched<R + 1>(0, x.lo);
+      b[r].hi = batched<R + 1>(fields, x.hi);
+    }
+    return b;
+  }
+  // The outermost axis a stage does not transform: where the exchange after it is cut.
+  int chunk_axis(const Stage& st, index_t fields) const {
+    if (fields > 1) return 0;
+    for (int a = 0; a < R; ++a)
+      if (a < st.s0 || a > st.s1) return a + 1;
+    return 0;
+  }
+
+  // Brings each array to blocks of `l` (contiguous, no halos); the caller's stream is waited for.
+  template <class T>
+  std::vector<local::Array<T, R>> blocks_of(const std::vector<Array<T, R>>& xs, const Layout<R>& l, const char* op) const {
+    std::vector<local::Array<T, R>> v;
+    for (const auto& x : xs) {
+      if (x.device() != dev)
+        throw DeviceMismatch(std::string("fft ") + op + ": array on " + x.device().str() + ", plan on " + dev.str());
+      if (x.global_shape() != l.global_shape())
+        throw ShapeMismatch(std::string("fft ") + op + ": array of global shape " + Layout<R>::idx_str(x.global_shape()) +
+                                " for a plan expecting " + Layout<R>::idx_str(l.global_shape()),
+                            dev);
+      const bool direct = x.layout().same_blocks(l) && x.interior().is_contiguous();
+      local::Array<T, R> b = direct ? x.interior() : distributed::redistribute(x, l).interior();
+      if (direct && &x.stream() != &Stream::default_for(dev)) {
+        Event e(dev);
+        e.record(x.stream());
+        e.wait_on(Stream::default_for(dev));
+      }
+      v.push_back(b);
+    }
+    return v;
+  }
+
+  // One stage's FFT on fields [f0, f1) (or field 0 restricted along spatial axis c to [a, b)).
+  template <class I, class O>
+  void pass(const Stage& st, const std::vector<const I*>& src, const local::Array<O, R + 1>& dst, lf::Kind kind,
+            lf::Direction dir, bool preserve, index_t f0, index_t f1, int c, index_t a, index_t b,
+            const Stream& s) const {
+    Index<R> mi = block(st.layout), mo = mi, m = mi;
+    if (kind == lf::Kind::r2c) mi[R - 1] = m[R - 1] = block(first)[R - 1];
+    if (kind == lf::Kind::c2r) mo[R - 1] = m[R - 1] = block(first)[R - 1];
+    const index_t per = local::shape_size(mo);
+    for (index_t f = f0; f < f1; ++f)
+      local_pass<I, O, R>(src[f], dst.data() + f * per, mi, mo, m, st.s0, st.s1, c, a, b, kind, dir, preserve, dev, s);
+  }
+
+  // Runs stage i's FFT as the producer of the exchange to stage `next` (or alone when next < 0).
+  template <class I>
+  local::Array<Out, R + 1> step(int i, int next, const std::vector<const I*>& src, local::Array<Out, R + 1> cur,
+                                index_t fields, lf::Kind kind, lf::Direction dir, bool preserve) const {
+    const Stage& st = stages[i];
+    const Stream& work = Stream::default_for(dev);
+    const int c = chunk_axis(st, fields);
+    auto produce = [&](int s, int k, const Stream& on) {
+      if (c == 0) {
+        pass<I, Out>(st, src, cur, kind, dir, preserve, fields * s / k, fields * (s + 1) / k, -1, 0, 0, on);
+      } else {
+        const index_t e = block(st.layout)[c - 1];
+        pass<I, Out>(st, src, cur, kind, dir, preserve, 0, fields, c - 1, e * s / k, e * (s + 1) / k, on);
+      }
+    };
+    if (next < 0) {
+      produce(0, 1, work);
+      return cur;
+    }
+    local::Array<Out, R + 1> nxt(batched<R + 1>(fields, block(stages[next].layout)), dev);
+    distributed::detail::Chunking ch{c, chunks, produce};
+    distributed::detail::exchange<Out, R + 1>(group(), {boxes(st.layout, fields), cur},
+                                              {boxes(stages[next].layout, fields), nxt}, work, dev, &ch);
+    return nxt;
+  }
+
+  // a *= f through a broadcast view of one device value (y + (f-1)*y would lose precision).
+  template <class T>
+  void scale(const local::Array<T, R + 1>& a, double f) const {
+    if (f == 1.0 || a.size() == 0) return;
+    const auto v = local::full<T, 1>(Index<1>{1}, T(static_cast<typename RealOf<T>::type>(f)), dev);
+    local::mul(a, a, local::Array<T, R + 1>::view(v.data(), a.shape(), Index<R + 1>{}, dev));
+  }
+  double factor(Norm norm, bool forward) const {
+    if (norm == Norm::ortho) return 1.0 / std::sqrt(count());
+    if (norm == Norm::none) return 1.0;
+    return (norm == Norm::forward) == forward ? 1.0 / count() : 1.0;
+  }
+  template <class T>
+  std::vector<Array<T, R>> unbatch(const local::Array<T, R + 1>& buf, const Layout<R>& l) const {
+    std::vector<Array<T, R>> v;
+    for (index_t f = 0; f < buf.shape(0); ++f)
+      v.push_back(Array<T, R>::wrap(l, buf.slice(0, f, f + 1).template reshape<R>(block(l))));
+    return v;
+  }
+
+  std::vector<Array<Out, R>> forward(const std::vector<Array<In, R>>& xs, Norm norm, bool in_place) const {
+    const index_t F = static_cast<index_t>(xs.size());
+    auto src = blocks_of(xs, first, "forward");
+    std::vector<const In*> ptr;
+    for (const auto& b : src) ptr.push_back(b.data());
+    const auto kind = real_input ? lf::Kind::r2c : lf::Kind::c2c;
+    local::Array<Out, R + 1> cur;
+    if constexpr (!real_input) {
+      if (in_place && F == 1) cur = src[0].template reshape<R + 1>(batched<R + 1>(1, block(first)));
+    }
+    if (!cur.data() || cur.size() == 0) cur = local::Array<Out, R + 1>(batched<R + 1>(F, block(stages[0].layout)), dev);
+    const int S = static_cast<int>(stages.size());
+    cur = step<In>(0, S > 1 ? 1 : -1, ptr, cur, F, kind, lf::Direction::forward, true);
+    for (int i = 1; i < S; ++i) {
+      std::vector<const Out*> p;
+      for (index_t f = 0; f < F; ++f) p.push_back(cur.data() + f * local::shape_size(block(stages[i].layout)));
+      cur = step<Out>(i, i + 1 < S ? i + 1 : -1, p, cur, F, lf::Kind::c2c, lf::Direction::forward, false);
+    }
+    scale(cur, factor(norm, true));
+    auto ys = unbatch(cur, out());
+    if (opt.same_layout_output) {
+      const Layout<R> back(in.grid(), out().global_shape(), in.split());
+      for (auto& y : ys) y = distributed::redistribute(y, back);
+    }
+    return ys;
+  }
+
+  std::vector<Array<In, R>> backward(const std::vector<Array<Out, R>>& ys, Norm norm, bool in_place) const {
+    const index_t F = static_cast<index_t>(ys.size());
+    auto src = blocks_of(ys, out(), "backward");
+    const int S = static_cast<int>(stages.size());
+    local::Array<Out, R + 1> cur;
+    if (in_place && F == 1 && !real_input) cur = src[0].template reshape<R + 1>(batched<R + 1>(1, block(out())));
+    else if (!(real_input && S == 1)) cur = local::Array<Out, R + 1>(batched<R + 1>(F, block(out())), dev);
+    std::vector<const Out*> p;
+    for (const auto& b : src) p.push_back(b.data());
+    for (int i = S - 1; i >= 1; --i) {
+      cur = step<Out>(i, i - 1, p, cur, F, lf::Kind::c2c, lf::Direction::backward, false);
+      p.clear();
+      for (index_t f = 0; f < F; ++f) p.push_back(cur.data() + f * local::shape_size(block(stages[i - 1].layout)));
+    }
+    local::Array<In, R + 1> res;
+    if constexpr (real_input) {  // c2r: keep the caller's array when it is the source
+      res = local::Array<In, R + 1>(batched<R + 1>(F, block(first)), dev);
+      Stage st = stages[0];
+      const auto& work = Stream::default_for(dev);
+      pass<Out, In>(st, p, res, lf::Kind::c2r, lf::Direction::backward, S == 1 && !in_place, 0, F, -1, 0, 0, work);
+    } else {
+      res = step<Out>(0, -1, p, cur, F, lf::Kind::c2c, lf::Direction::backward, false);
+    }
+    scale(res, factor(norm, false));
+    return unbatch(res, first);
+  }
+};
+
+// ---- Plan ----
+
+template <class In, int R>
+Plan<In, R>::Plan(const Layout<R>& in, Device device, Options options)
+    : engine_(std::make_unique<detail::Engine<In, R>>(in, device, options)) {}
+template <class In, int R> Plan<In, R>::~Plan() = default;
+template <class In, int R> const Layout<R>& Plan<In, R>::input_layout() const { return engine_->first; }
+template <class In, int R> const Layout<R>& Plan<In, R>::output_layout() const { return engine_->out(); }
+template <class In, int R> Decomposition Plan<In, R>::decomposition() const { return engine_->decomp; }
+template <class In, int R> Device Plan<In, R>::device() const { return engine_->dev; }
+
+template <class In, int R>
+Array<typename Plan<In, R>::Out, R> Plan<In, R>::forward(const Array<In, R>& x, Norm norm) const {
+  return engine_->forward({x}, norm, false)[0];
+}
+template <class In, int R>
+Array<In, R> Plan<In, R>::backward(const Array<Out, R>& y, Norm norm) const {
+  return engine_->backward({y}, norm, false)[0];
+}
+template <class In, int R>
+Array<typename Plan<In, R>::Out, R> Plan<In, R>::forward_in_place(Array<In, R>& x, Norm norm) const
+  requires(!real_input)
+{
+  return engine_->forward({x}, norm, true)[0];
+}
+template <class In, int R>
+Array<In, R> Plan<In, R>::backward_in_place(Array<Out, R>& y, Norm norm) const
+  requires(!real_input)
+{
+  return engine_->backward({y}, norm, true)[0];
+}
+template <class In, int R>
+std::vector<Array<typename Plan<In, R>::Out, R>> Plan<In, R>::forward(const std::vector<Array<In, R>>& xs,
+                                                                      Norm norm) const {
+  if (xs.empty()) return {};
+  return engine_->forward(xs, norm, false);
+}
+template <class In, int R>
+std::vector<Array<In, R>> Plan<In, R>::backward(const std::vector<Array<Out, R>>& ys, Norm norm) const {
+  if (ys.empty()) return {};
+  return engine_->backward(ys, norm, false);
+}
+
+// ---- cache and fftfreq ----
+
+namespace {
+std::mutex cache_mu;
+std::map<std::string, std::shared_ptr<const void>>& cache() {
+  static auto* c = new std::map<std::string, std::shared_ptr<const void>>();  // leaked: plans outlive MPI at exit
+  return *c;
+}
+}  // namespace
+
+template <class In, int R>
+std::shared_ptr<const Plan<In, R>> get_plan(const Layout<R>& in, Device device, Options o) {
+  // The communicator handle tells groups of equal shape apart (the cached plan keeps it alive).
+  const std::string key = std::string(typeid(In).name()) + "/" + std::to_string(R) + "/" + in.str() + "/" +
+                          std::to_string(static_cast<long long>(MPI_Comm_c2f(in.grid().group().mpi_comm()))) +
+                          "/" + device.str() + "/" + std::to_string(static_cast<int>(o.decomposition)) +
+                          (o.same_layout_output ? "s" : "n") + std::to_string(o.chunks);
+  {
+    std::lock_guard<std::mutex> lock(cache_mu);
+    auto it = cache().find(key);
+    if (it != cache().end()) return std::static_pointer_cast<const Plan<In, R>>(it->second);
+  }
+  auto p = std::make_shared<const Plan<In, R>>(in, device, o);  // collective: outside the lock
+  std::lock_guard<std::mutex> lock(cache_mu);
+  return std::static_pointer_cast<const Plan<In, R>>(cache().emplace(key, p).first->second);
+}
+
+void clear_plan_cache() {
+  std::lock_guard<std::mutex> lock(cache_mu);
+  cache().clear();
+}
+
+template <class T, int R>
+Array<T, R> fftfreq(const Layout<R>& layout, int axis, Device device, double spacing, index_t n_real) {
+  if (axis < 0 || axis >= R) throw InvalidArgument("fftfreq: axis " + std::to_string(axis) + " of a " + std::to_string(R) + "-D layout", device);
+  if (!(spacing > 0)) throw InvalidArgument("fftfreq: spacing " + std::to_string(spacing) + " must be > 0", device);
+  const index_t n = n_real > 0 ? n_real : layout.global_shape()[axis];
+  if (n_real > 0 && n_real / 2 + 1 != layout.global_shape()[axis])
+    throw InvalidArgument("fftfreq: real size " + std::to_string(n_real) + " does not give " +
+                              std::to_string(layout.global_shape()[axis]) + " values along axis " + std::to_string(axis),
+                          device);
+  const auto box = layout.local_box();
+  const auto shape = box.shape();
+  std::vector<T> v(static_cast<std::size_t>(local::shape_size(shape)));
+  const index_t inner = detail::prod<R>(shape, axis + 1, R), ext = shape[axis];
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const index_t k = box.lo[axis] + (static_cast<index_t>(i) / inner) % ext;
+    const index_t kk = n_real > 0 || k < (n + 1) / 2 ? k : k - n;
+    v[i] = static_cast<T>(static_cast<double>(kk) / (static_cast<double>(n) * spacing));
+  }
+  Array<T, R> out(layout.with_halo({}), device);
+  local::copy(out.interior(), local::Array<T, R>::view(v.data(), shape, Device::host()));
+  return out;
+}
+
+#define TESSERA_FFT_INSTANTIATE(T, R)                                                                       \
+  template class Plan<T, R>;                                                                                \
+  template std::shared_ptr<const Plan<T, R>> get_plan<T, R>(const Layout<R>&, Device, Options);
+#define TESSERA_FFT_RANKS(T) TESSERA_FFT_INSTANTIATE(T, 1) TESSERA_FFT_INSTANTIATE(T, 2) TESSERA_FFT_INSTANTIATE(T, 3)
+TESSERA_FFT_RANKS(float)
+TESSERA_FFT_RANKS(double)
+TESSERA_FFT_RANKS(std::complex<float>)
+TESSERA_FFT_RANKS(std::complex<double>)
+#define TESSERA_FFTFREQ(T) \
+  template Array<T, 1> fftfreq<T, 1>(const Layout<1>&, int, Device, double, index_t); \
+  template Array<T, 2> fftfreq<T, 2>(const Layout<2>&, int, Device, double, index_t); \
+  template Array<T, 3> fftfreq<T, 3>(const Layout<3>&, int, Device, double, index_t);
+TESSERA_FFTFREQ(float)
+TESSERA_FFTFREQ(double)
+
+}  // namespace tessera::fft

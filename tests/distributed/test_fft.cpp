@@ -1,0 +1,253 @@
+// Distributed FFT against a serial FFTW transform of the same global array (host plans of the
+// local layer), on host and GPU, slab and pencil, even and uneven sizes, 1-4 ranks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <vector>
+
+#include "../device_test.hpp"
+#include "dist_test_util.hpp"
+#include "tessera/distributed/fft.hpp"
+#include "tessera/distributed/redistribute.hpp"
+#include "tessera/local/fft_plan.hpp"
+
+namespace {
+namespace ts = tessera;
+namespace td = tessera::distributed;
+namespace fft = tessera::fft;
+namespace lf = tessera::local::fft;
+using ts::Device;
+using ts::local::index_t;
+using td::testing::gather_to_host;
+
+template <class T> struct Real { using type = T; };
+template <class T> struct Real<std::complex<T>> { using type = T; };
+template <class T> constexpr bool is_complex = !std::is_same_v<T, typename Real<T>::type>;
+
+// A deterministic global array (the same on every rank).
+template <class T>
+std::vector<T> pattern(index_t n, int seed = 1) {
+  std::vector<T> v(n);
+  for (index_t i = 0; i < n; ++i) {
+    const double a = std::sin(0.37 * i + seed) + 0.25 * std::cos(1.3 * i * seed);
+    if constexpr (is_complex<T>) v[i] = T(a, std::cos(0.11 * i - seed));
+    else v[i] = static_cast<T>(a);
+  }
+  return v;
+}
+
+// The distributed array of `layout` holding `global` (row-major global values).
+template <class T, int R>
+td::Array<T, R> make(const td::Layout<R>& layout, Device d, const std::vector<T>& global) {
+  td::Array<T, R> a(layout, d);
+  const auto box = layout.local_box();
+  const auto s = box.shape();
+  const auto gs = ts::local::row_major_strides(layout.global_shape());
+  std::vector<T> mine(box.size());
+  for (index_t k = 0; k < box.size(); ++k) {
+    index_t rem = k, g = 0;
+    for (int ax = R - 1; ax >= 0; --ax) g += (box.lo[ax] + rem % s[ax]) * gs[ax], rem /= s[ax];
+    mine[k] = global[g];
+  }
+  ts::local::copy(a.interior(), ts::local::Array<T, R>::view(mine.data(), s, Device::host()));
+  return a;
+}
+
+// Serial unnormalized transform of the whole array on the host (FFTW).
+template <class In, int R>
+std::vector<std::complex<typename Real<In>::type>> serial(const std::vector<In>& x, const ts::distributed::Index<R>& n) {
+  using C = std::complex<typename Real<In>::type>;
+  std::vector<long long> dims(n.begin(), n.end());
+  lf::PlanDesc d;
+  d.device = Device::host();
+  d.kind = is_complex<In> ? lf::Kind::c2c : lf::Kind::r2c;
+  d.precision = sizeof(typename Real<In>::type) == 4 ? lf::Precision::single : lf::Precision::double_;
+  d.rank = R;
+  for (int a = 0; a < R; ++a) d.n[a] = n[a];
+  std::vector<C> out(lf::output_elements(lf::normalize(d)));
+  lf::get_plan(d)->execute(x.data(), out.data(), lf::Direction::forward);
+  return out;
+}
+
+template <class A, class B>
+double rel_err(const std::vector<A>& got, const std::vector<B>& want) {
+  double num = 0, den = 0;
+  EXPECT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
+    num += std::norm(std::complex<double>(got[i]) - std::complex<double>(want[i]));
+    den += std::norm(std::complex<double>(want[i]));
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
+template <class T> double tol() { return sizeof(typename Real<T>::type) == 4 ? 1e-5 : 1e-12; }
+
+// forward against the serial transform, then backward back to the input.
+template <class In, int R>
+void check(Device d, const ts::distributed::Index<R>& n, fft::Options opt = {}, int grid_dims = 1) {
+  const auto world = ts::comm::ProcessGroup::world();
+  td::ProcessGrid grid = grid_dims == 1 ? td::ProcessGrid(world) : td::ProcessGrid::balanced(world, grid_dims);
+  const auto in_layout = td::Layout<R>::block(grid, n);
+  const auto x0 = pattern<In>(ts::local::shape_size(n));
+  auto x = make<In, R>(in_layout, d, x0);
+  const auto plan = fft::get_plan<In, R>(in_layout, d, opt);
+  auto y = plan->forward(x);
+  if (opt.same_layout_output) {
+    EXPECT_EQ(y.layout().split(), in_layout.split());
+  } else {
+    EXPECT_EQ(y.layout(), plan->output_layout());
+  }
+  const auto want = serial<In, R>(x0, n);
+  EXPECT_LE(rel_err(gather_to_host(y), want), tol<In>()) << "forward " << in_layout.str();
+  EXPECT_EQ(gather_to_host(x), x0) << "the input must be left as it was";
+  auto back = plan->backward(y);
+  EXPECT_EQ(back.layout(), plan->input_layout());
+  EXPECT_LE(rel_err(gather_to_host(back), x0), tol<In>()) << "round trip " << in_layout.str();
+}
+
+template <class K> class DistFft : public ts::testing::DeviceTest<K> {};
+TYPED_TEST_SUITE(DistFft, ts::testing::DeviceKinds, ts::testing::DeviceKindNames);
+
+TYPED_TEST(DistFft, C2cSlab3d) {
+  check<std::complex<double>, 3>(this->device(), {16, 12, 10});
+  check<std::complex<float>, 3>(this->device(), {30, 17, 12});
+}
+TYPED_TEST(DistFft, C2cChunkedPipeline) {
+  check<std::complex<double>, 3>(this->device(), {13, 11, 6}, {.chunks = 3});
+  check<std::complex<double>, 2>(this->device(), {9, 20}, {.chunks = 5});
+}
+TYPED_TEST(DistFft, C2cPencil3d) {
+  check<std::complex<double>, 3>(this->device(), {12, 10, 8}, {.decomposition = fft::Decomposition::pencil});
+  check<std::complex<float>, 3>(this->device(), {7, 9, 5}, {.decomposition = fft::Decomposition::pencil, .chunks = 2}, 2);
+}
+TYPED_TEST(DistFft, AutomaticPencilWhenRanksExceedFirstAxis) {
+  const int P = ts::comm::ProcessGroup::world().size();
+  const auto n = td::Index<3>{2, 12, 10};
+  check<std::complex<double>, 3>(this->device(), n);
+  const auto plan = fft::get_plan<std::complex<double>, 3>(td::Layout<3>::block(td::ProcessGrid(ts::comm::ProcessGroup::world()), n),
+                                                          this->device());
+  EXPECT_EQ(plan->decomposition(), P > 2 ? fft::Decomposition::pencil : fft::Decomposition::slab);
+}
+TYPED_TEST(DistFft, R2cOddLastAxis) {
+  check<double, 3>(this->device(), {10, 9, 7});
+  check<float, 3>(this->device(), {8, 6, 11}, {.decomposition = fft::Decomposition::pencil});
+  check<double, 2>(this->device(), {15, 9}, {.chunks = 2});
+  check<double, 3>(this->device(), {3, 5, 4}, {}, 3);  // input on a 3-D grid: redistributed first
+}
+TYPED_TEST(DistFft, SameLayoutOutputAndOneRankAxes) {
+  check<std::complex<double>, 3>(this->device(), {6, 5, 4}, {.same_layout_output = true});
+  check<std::complex<double>, 2>(this->device(), {1, 8});  // axes shorter than the grid: empty blocks
+}
+TYPED_TEST(DistFft, OneDimensional) {
+  const auto world = ts::comm::ProcessGroup::world();
+  if (world.size() == 1) {
+    check<std::complex<double>, 1>(this->device(), {24});
+    check<float, 1>(this->device(), {15});
+  } else {
+    const auto l = td::Layout<1>::block(td::ProcessGrid(world), {24});
+    EXPECT_THROW((fft::Plan<std::complex<double>, 1>(l, this->device())), ts::InvalidArgument);
+  }
+}
+
+TYPED_TEST(DistFft, NormsMatchNumpy) {
+  const auto d = this->device();
+  const auto world = ts::comm::ProcessGroup::world();
+  using C = std::complex<double>;
+  const td::Index<3> n{6, 8, 5};
+  const double N = 240;
+  const auto l = td::Layout<3>::block(td::ProcessGrid(world), n);
+  const auto x0 = pattern<C>(N);
+  auto x = make<C, 3>(l, d, x0);
+  const auto want = serial<C, 3>(x0, n);
+  auto scaled = [&](double f) {
+    auto v = want;
+    for (auto& e : v) e *= f;
+    return v;
+  };
+  EXPECT_LE(rel_err(gather_to_host(fft::fftn(x, fft::Norm::ortho)), scaled(1 / std::sqrt(N))), 1e-12);
+  EXPECT_LE(rel_err(gather_to_host(fft::fftn(x, fft::Norm::forward)), scaled(1 / N)), 1e-12);
+  for (auto norm : {fft::Norm::backward, fft::Norm::ortho, fft::Norm::forward}) {
+    auto back = fft::ifftn(fft::fftn(x, norm), l, norm);
+    EXPECT_LE(rel_err(gather_to_host(back), x0), 1e-12) << static_cast<int>(norm);
+  }
+  auto raw = fft::ifftn(fft::fftn(x, fft::Norm::none), l, fft::Norm::none);
+  const auto r = gather_to_host(raw);
+  for (std::size_t i = 0; i < r.size(); i += 37) EXPECT_NEAR(std::abs(r[i] - N * x0[i]), 0, 1e-9);
+  auto rx = make<double, 3>(l, d, pattern<double>(N));
+  auto ry = fft::rfftn(rx);
+  auto rb = fft::irfftn(ry, l);
+  EXPECT_LE(rel_err(gather_to_host(rb), pattern<double>(N)), 1e-12);
+}
+
+TYPED_TEST(DistFft, BatchedAndInPlace) {
+  const auto d = this->device();
+  const auto world = ts::comm::ProcessGroup::world();
+  using C = std::complex<double>;
+  const td::Index<3> n{9, 7, 6};
+  const auto l = td::Layout<3>::block(td::ProcessGrid(world), n);
+  for (int chunks : {1, 2, 4}) {
+    const auto plan = fft::get_plan<C, 3>(l, d, {.chunks = chunks});
+    std::vector<td::Array<C, 3>> xs;
+    for (int f = 0; f < 3; ++f) xs.push_back(make<C, 3>(l, d, pattern<C>(378, f + 1)));
+    auto ys = plan->forward(xs);
+    ASSERT_EQ(ys.size(), 3u);
+    for (int f = 0; f < 3; ++f)
+      EXPECT_LE(rel_err(gather_to_host(ys[f]), serial<C, 3>(pattern<C>(378, f + 1), n)), 1e-12) << "field " << f;
+    auto backs = plan->backward(ys);
+    for (int f = 0; f < 3; ++f) EXPECT_LE(rel_err(gather_to_host(backs[f]), pattern<C>(378, f + 1)), 1e-12);
+    auto x = make<C, 3>(l, d, pattern<C>(378, 5));
+    auto y = plan->forward_in_place(x);
+    EXPECT_LE(rel_err(gather_to_host(y), serial<C, 3>(pattern<C>(378, 5), n)), 1e-12);
+    auto b = plan->backward_in_place(y);
+    EXPECT_LE(rel_err(gather_to_host(b), pattern<C>(378, 5)), 1e-12);
+  }
+}
+
+TYPED_TEST(DistFft, InputWithHalosAndOtherSplits) {
+  const auto d = this->device();
+  const auto world = ts::comm::ProcessGroup::world();
+  using C = std::complex<float>;
+  const td::Index<3> n{8, 6, 10};
+  const auto l = td::Layout<3>(td::ProcessGrid(world), n, {-1, -1, 0}, {1, 1, 1});  // split on the last axis, halos
+  const auto x0 = pattern<C>(480);
+  auto x = make<C, 3>(l, d, x0);
+  auto y = fft::fftn(x);
+  EXPECT_LE(rel_err(gather_to_host(y), serial<C, 3>(x0, n)), 1e-5);
+  // backward accepts any layout of the output's shape (redistributed first)
+  auto y2 = td::redistribute(y, td::Layout<3>(y.layout().grid(), y.global_shape(), {0, -1, -1}));
+  auto b = fft::ifftn(y2, l);
+  EXPECT_LE(rel_err(gather_to_host(b), x0), 1e-5);
+}
+
+TYPED_TEST(DistFft, FftFreq) {
+  const auto d = this->device();
+  const auto world = ts::comm::ProcessGroup::world();
+  const auto l = td::Layout<2>::block(td::ProcessGrid(world), {7, 5});
+  auto k0 = fft::fftfreq<double, 2>(l, 0, d, 0.5);
+  const auto g = gather_to_host(k0);
+  const double want[7] = {0, 1, 2, 3, -3, -2, -1};  // numpy.fft.fftfreq(7, 0.5) * 3.5
+  for (int i = 0; i < 7; ++i)
+    for (int j = 0; j < 5; ++j) EXPECT_DOUBLE_EQ(g[i * 5 + j], want[i] / 3.5);
+  auto k1 = fft::fftfreq<double, 2>(l, 1, d, 1.0, 8);  // rfftfreq(8): 0, 1/8, .., 4/8
+  const auto h = gather_to_host(k1);
+  for (int i = 0; i < 7; ++i)
+    for (int j = 0; j < 5; ++j) EXPECT_DOUBLE_EQ(h[i * 5 + j], j / 8.0);
+  EXPECT_THROW((fft::fftfreq<double, 2>(l, 2, d)), ts::InvalidArgument);
+}
+
+TYPED_TEST(DistFft, BadArguments) {
+  const auto d = this->device();
+  const auto world = ts::comm::ProcessGroup::world();
+  const auto l2 = td::Layout<2>::block(td::ProcessGrid(world), {8, 8});
+  EXPECT_THROW((fft::Plan<std::complex<double>, 2>(l2, d, {.decomposition = fft::Decomposition::pencil})),
+               ts::InvalidArgument);
+  const auto plan = fft::get_plan<std::complex<double>, 2>(l2, d);
+  auto wrong = td::Array<std::complex<double>, 2>(td::Layout<2>::block(td::ProcessGrid(world), {8, 6}), d);
+  EXPECT_THROW(plan->forward(wrong), ts::ShapeMismatch);
+  if (d.is_cuda()) {
+    auto host = td::Array<std::complex<double>, 2>(l2, Device::host());
+    EXPECT_THROW(plan->forward(host), ts::DeviceMismatch);
+  }
+}
+
+}  // namespace
