@@ -21,7 +21,17 @@ namespace tessera::comm {
 using State = ProcessGroup::State;
 using detail::MpiPending;
 
+namespace detail {
+// The note printed if the launcher ends this rank while it waits (defined in mpi_transport.cpp).
+void in_flight_begin(const State& st, const Call& c, const char* context);
+void in_flight_end();
+}  // namespace detail
+
 namespace {
+
+// The last collective enqueued on a device without waiting (NCCL), named by synchronize's note.
+thread_local Call last_enqueued{nullptr, 0, DType::int32};
+const Call& enqueued(const Call& c) { return last_enqueued = c; }
 
 enum Tag : int { tag_p2p = 7001, tag_gather, tag_scatter, tag_all_gather, tag_all_to_all };
 
@@ -184,7 +194,7 @@ void run_transfers(State& st, const Call& c, std::vector<Transfer> xfers, int ta
   }
   switch (transport_for(st, d)) {
     case DeviceTransport::nccl:
-      detail::nccl_transfers(st, c, xfers, s, std::move(keep));
+      detail::nccl_transfers(st, enqueued(c), xfers, s, std::move(keep));
       return;
     case DeviceTransport::cuda_aware_mpi:
       s.synchronize();  // MPI reads device memory directly: the producers must be done
@@ -250,7 +260,7 @@ void ProcessGroup::all_reduce(const void* send, void* recv, std::size_t count, D
   const std::size_t n = count * dtype_size(t);
   const Device d = s.device();
   const auto tr = d.is_host() ? DeviceTransport::cuda_aware_mpi : transport_for(st, d);
-  if (!d.is_host() && tr == DeviceTransport::nccl) return detail::nccl_all_reduce(st, c, send, recv, op, s);
+  if (!d.is_host() && tr == DeviceTransport::nccl) return detail::nccl_all_reduce(st, enqueued(c), send, recv, op, s);
   if (!d.is_host() && tr == DeviceTransport::staged_mpi) {
     Stage stage(s);
     void* h = send == recv ? stage.inout(recv, n) : nullptr;
@@ -278,7 +288,7 @@ void ProcessGroup::reduce(const void* send, void* recv, std::size_t count, DType
   const std::size_t n = count * dtype_size(t);
   const Device d = s.device();
   const auto tr = d.is_host() ? DeviceTransport::cuda_aware_mpi : transport_for(st, d);
-  if (!d.is_host() && tr == DeviceTransport::nccl) return detail::nccl_reduce(st, c, send, recv, op, root, s);
+  if (!d.is_host() && tr == DeviceTransport::nccl) return detail::nccl_reduce(st, enqueued(c), send, recv, op, root, s);
   if (!d.is_host() && tr == DeviceTransport::staged_mpi) {
     Stage stage(s);
     const bool root_here = st.rank == root;
@@ -309,7 +319,7 @@ void ProcessGroup::broadcast(const void* send, void* recv, std::size_t count, DT
   const Device d = s.device();
   const bool root_here = st.rank == root;
   const auto tr = d.is_host() ? DeviceTransport::cuda_aware_mpi : transport_for(st, d);
-  if (!d.is_host() && tr == DeviceTransport::nccl) return detail::nccl_broadcast(st, c, send, recv, root, s);
+  if (!d.is_host() && tr == DeviceTransport::nccl) return detail::nccl_broadcast(st, enqueued(c), send, recv, root, s);
   if (!d.is_host() && tr == DeviceTransport::staged_mpi) {
     Stage stage(s);
     void* h = root_here ? const_cast<void*>(stage.in(send, n)) : stage.out(recv, n);
@@ -338,7 +348,7 @@ void ProcessGroup::reduce_scatter(const void* send, void* recv, std::size_t recv
   st.check();
   const Device d = s.device();
   if (!d.is_host() && transport_for(st, d) == DeviceTransport::nccl)
-    return detail::nccl_reduce_scatter(st, c, send, recv, op, s);
+    return detail::nccl_reduce_scatter(st, enqueued(c), send, recv, op, s);
   // Over MPI: rank r's block is a reduce to root r; posted together they run concurrently. In
   // place, each root reduces its own block where it lies; the other reduces read other blocks.
   const std::size_t b = recv_count * dtype_size(t);
@@ -358,7 +368,7 @@ void ProcessGroup::all_gather(const void* send, void* recv, std::size_t count, D
   const Call c{"all_gather", count, t};
   check_buffer(send, count, "send", c.op);
   if (!s.device().is_host() && count && transport_for(*state_, s.device()) == DeviceTransport::nccl)
-    return detail::nccl_all_gather(*state_, c, send, recv, s);
+    return detail::nccl_all_gather(*state_, enqueued(c), send, recv, s);
   all_gatherv(send, count, recv, counts, displs, t, s);
 }
 
@@ -526,7 +536,13 @@ DeviceTransport ProcessGroup::device_transport(const Device& d) const {
 void ProcessGroup::synchronize(const Stream& s) const {
   state_->check();
   if (s.device().is_host()) return;
-  detail::device_wait(*state_, s);
+  {
+    const std::string where = "synchronize on " + s.device().str() + ", after ";
+    if (last_enqueued.op) detail::in_flight_begin(*state_, last_enqueued, where.c_str());
+    else detail::in_flight_begin(*state_, Call{"synchronize", 0, DType::int32}, nullptr);
+    struct End { ~End() { detail::in_flight_end(); } } end;
+    detail::device_wait(*state_, s);
+  }
   state_->check();
 }
 

@@ -1,8 +1,16 @@
 // The MPI transport: non-blocking MPI calls completed by a polling wait with the group's
 // deadline (a blocking MPI call cannot time out), deferred to the enclosing Group if any.
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <climits>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
+#include <mutex>
 #include <thread>
 
 #include "../detail/state.hpp"
@@ -10,6 +18,85 @@
 namespace tessera::comm::detail {
 
 using State = ProcessGroup::State;
+
+// ---- The note a rank leaves when the launcher ends it inside a collective ----
+// When one rank dies, mpirun (and srun --kill-on-bad-exit) end the others with SIGTERM about a
+// second later, long before any deadline fires. Without a note they would vanish without saying
+// what they were waiting for. The note is formatted when a wait begins (the handler only
+// copies bytes), and printed only if the process still had SIGTERM's default action, which it
+// then gets back, so the exit status is unchanged.
+namespace {
+struct InFlight {
+  std::atomic<bool> active{false};
+  std::atomic<std::int64_t> since_ns{0};
+  char text[384] = {};  // the last byte stays '\0'
+};
+InFlight in_flight;
+
+std::int64_t monotonic_ns() {
+  timespec t{};
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return std::int64_t(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
+// Async-signal-safe appends.
+void put(char* buf, std::size_t& n, std::size_t cap, const char* s) {
+  while (*s && n + 1 < cap) buf[n++] = *s++;
+}
+void put_tenths(char* buf, std::size_t& n, std::size_t cap, std::int64_t tenths) {
+  char digits[24];
+  int k = 0;
+  const std::int64_t whole = tenths / 10;
+  std::int64_t v = whole;
+  do digits[k++] = char('0' + v % 10), v /= 10; while (v && k < 20);
+  while (k && n + 1 < cap) buf[n++] = digits[--k];
+  if (n + 2 < cap) buf[n++] = '.', buf[n++] = char('0' + tenths % 10);
+}
+
+void on_sigterm(int sig) {
+  if (in_flight.active.load(std::memory_order_acquire)) {
+    char msg[640];
+    std::size_t n = 0;
+    const std::int64_t waited = monotonic_ns() - in_flight.since_ns.load(std::memory_order_relaxed);
+    put(msg, n, sizeof msg, "tessera: terminated by SIGTERM after ");
+    put_tenths(msg, n, sizeof msg, waited > 0 ? waited / 100000000 : 0);
+    put(msg, n, sizeof msg, " s waiting in ");
+    put(msg, n, sizeof msg, in_flight.text);
+    put(msg, n, sizeof msg, ": the launcher ended the job, probably because another rank died\n");
+    ssize_t rc = write(STDERR_FILENO, msg, n);
+    (void)rc;
+    // Open MPI's mpirun SIGKILLs every rank as soon as the first SIGTERMed one exits: linger a
+    // little, so that the other ranks, which may not have run yet, get to leave their notes.
+    timespec linger{0, 200000000};
+    nanosleep(&linger, nullptr);
+  }
+  signal(sig, SIG_DFL);
+  raise(sig);  // delivered when this handler returns: the default action, as without us
+}
+
+void install_sigterm_note() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction cur {};
+    if (sigaction(SIGTERM, nullptr, &cur) != 0) return;
+    if ((cur.sa_flags & SA_SIGINFO) || cur.sa_handler != SIG_DFL) return;  // the program's own
+    struct sigaction sa {};
+    sa.sa_handler = on_sigterm;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, nullptr);
+  });
+}
+}  // namespace
+
+void in_flight_begin(const State& st, const Call& c, const char* context) {
+  install_sigterm_note();
+  in_flight.active.store(false, std::memory_order_relaxed);
+  std::snprintf(in_flight.text, sizeof in_flight.text - 1, "%s%s (%zu x %s) on a group of %d ranks, rank %d",
+                context ? context : "", c.op, c.count, dtype_name(c.type).c_str(), st.size, st.rank);
+  in_flight.since_ns.store(monotonic_ns(), std::memory_order_relaxed);
+  in_flight.active.store(true, std::memory_order_release);
+}
+void in_flight_end() { in_flight.active.store(false, std::memory_order_release); }
 
 MPI_Datatype mpi_type(DType t, std::size_t* factor) {
   *factor = 1;
@@ -81,6 +168,10 @@ void mpi_post_bytes_bcast(State& st, void* buf, std::size_t bytes, int root, Mpi
 // Polls until every request is done or the deadline passes. Returns false on timeout.
 bool mpi_wait_until(std::vector<MPI_Request>& reqs, Clock::time_point deadline, State& st, const Call& c) {
   long spins = 0;
+  struct Noted {  // set once the first test found the requests pending
+    bool on = false;
+    ~Noted() { if (on) in_flight_end(); }
+  } noted;
   while (true) {
     int done = 0;
     const int rc = MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &done, MPI_STATUSES_IGNORE);
@@ -93,6 +184,7 @@ bool mpi_wait_until(std::vector<MPI_Request>& reqs, Clock::time_point deadline, 
       throw CommError(msg);
     }
     if (done) return true;
+    if (!noted.on) in_flight_begin(st, c, nullptr), noted.on = true;
     if (Clock::now() > deadline) return false;
     // Yield so that oversubscribed ranks (more ranks than cores) still make progress.
     if (++spins > 64) std::this_thread::yield();
