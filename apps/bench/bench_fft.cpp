@@ -1,0 +1,174 @@
+// bench_fft nx ny nz: the distributed 3-D FFT (tessera::fft) on every rank's device, in the
+// manner of heFFTe's speed3d. Prints forward and backward times (median over --iters of the
+// slowest rank), GFlop/s = 5 N log2(N) / t (half that for r2c, as heFFTe), and two errors:
+//  - forward: the input is one plane wave exp(2 pi i k.x / n) (real: cos, k on the stored half),
+//    whose exact transform is N (N/2) at k and 0 elsewhere: ||y - exact||_2 / ||exact||_2;
+//  - round trip: ||backward(forward(x)) - x||_2 / ||x||_2 (norm=backward, so no rescaling).
+// The same result-line format as bench_cufftxt, so both can run side by side on one machine.
+// Compiled by nvcc in CUDA builds (from_function and fused expressions on the device).
+#include <boost/program_options.hpp>
+#include <tessera/tessera.hpp>
+#include <tessera/distributed/creation.hpp>
+#include <tessera/distributed/elementwise.hpp>
+#include <tessera/distributed/fft.hpp>
+#include <tessera/distributed/reduce.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace po = boost::program_options;
+namespace td = tessera::distributed;
+namespace fft = tessera::fft;
+using tessera::local::index_t;
+
+namespace {
+struct Options {
+  index_t nx = 0, ny = 0, nz = 0;
+  int iters = 10, warmup = 3, chunks = 0;
+  std::string type = "c2c", precision = "single", decomp = "auto";
+};
+
+double median_ms(tessera::comm::ProcessGroup& g, const tessera::Stream& s, int warmup, int iters,
+                 const std::function<void()>& fn) {
+  for (int i = 0; i < warmup; ++i) fn();
+  s.synchronize();
+  std::vector<double> t;
+  for (int i = 0; i < iters; ++i) {
+    g.barrier();
+    const auto t0 = std::chrono::steady_clock::now();
+    fn();
+    s.synchronize();
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    t.push_back(g.all_reduce(ms, tessera::comm::ReduceOp::max));
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+// The plane wave's wavenumber: off every axis' zero and, for r2c, inside the stored half with no
+// mirror image there (0 < k_z < nz/2 needs nz >= 3).
+td::Index<3> wavenumber(const Options& o) {
+  auto pick = [](index_t n, index_t want) { return n > 1 ? want % n : 0; };
+  return {pick(o.nx, 3), pick(o.ny, o.ny / 2 + 1), o.nz >= 3 ? 1 : 0};
+}
+
+// exp(2 pi i k.x / n), or its real part; the phase in turns is reduced exactly in integers.
+template <class T>
+struct PlaneWave {
+  td::Index<3> k, n;
+  TESSERA_HD T operator()(const td::Index<3>& g) const {
+    double t = 0;
+    for (int a = 0; a < 3; ++a) t += double((k[a] * g[a]) % n[a]) / double(n[a]);
+    const double ph = 2.0 * 3.14159265358979323846 * t;
+    if constexpr (std::is_floating_point_v<T>) return static_cast<T>(cos(ph));
+    else return T(static_cast<typename T::value_type>(cos(ph)), static_cast<typename T::value_type>(sin(ph)));
+  }
+};
+// The exact transform of PlaneWave: `peak` at k, zero elsewhere.
+template <class C>
+struct Spike {
+  td::Index<3> k;
+  typename C::value_type peak;
+  TESSERA_HD C operator()(const td::Index<3>& g) const {
+    return g[0] == k[0] && g[1] == k[1] && g[2] == k[2] ? C(peak, 0) : C(0, 0);
+  }
+};
+
+template <class In>
+bool run(tessera::Runtime& rt, const Options& o) {
+  using Real = typename fft::Plan<In, 3>::Real;
+  using C = std::complex<Real>;
+  constexpr bool r2c = fft::Plan<In, 3>::real_input;
+  auto& world = rt.world();
+  const auto d = rt.device();
+  const auto& s = tessera::Stream::default_for(d);
+  const bool root = world.rank() == 0;
+  const td::Index<3> n{o.nx, o.ny, o.nz};
+  const td::Layout<3> in = td::Layout<3>::block(td::ProcessGrid(world), n);
+  fft::Options opt;
+  opt.decomposition = o.decomp == "slab" ? fft::Decomposition::slab
+                      : o.decomp == "pencil" ? fft::Decomposition::pencil : fft::Decomposition::automatic;
+  opt.chunks = o.chunks;
+  const auto plan = fft::get_plan<In, 3>(in, d, opt);
+
+  const td::Index<3> k = wavenumber(o);
+  const double N = double(o.nx) * o.ny * o.nz;
+  const auto x = td::from_function<In, 3>(plan->input_layout(), d, PlaneWave<In>{k, n});
+  const Real peak = static_cast<Real>(r2c ? N / 2 : N);
+  const auto exact = td::from_function<C, 3>(plan->output_layout(), d, Spike<C>{k, peak});
+
+  td::Array<C, 3> y;
+  td::Array<In, 3> back;
+  const double t_fwd = median_ms(world, s, o.warmup, o.iters, [&] { y = plan->forward(x); });
+  const double t_bwd = median_ms(world, s, o.warmup, o.iters, [&] { back = plan->backward(y); });
+
+  td::Array<C, 3> dy(y.layout(), d);
+  dy = y - exact;
+  td::Array<In, 3> dx(x.layout(), d);
+  dx = back - x;
+  const double err_fwd = double(td::norm2(dy)) / double(peak);
+  const double err_rt = double(td::norm2(dx)) / double(td::norm2(x));
+
+  const double gflop = (r2c ? 2.5 : 5.0) * N * std::log2(N) / 1e9;
+  const char* dn = plan->decomposition() == fft::Decomposition::pencil ? "pencil" : "slab";
+  if (root)
+    std::printf("tessera %s %s %lldx%lldx%lld ranks %d %s: forward %.3f ms (%.1f GFlop/s), backward %.3f ms "
+                "(%.1f GFlop/s), error forward %.1e round trip %.1e\n",
+                o.type.c_str(), o.precision.c_str(), (long long)o.nx, (long long)o.ny, (long long)o.nz, world.size(), dn,
+                t_fwd, gflop / t_fwd * 1e3, t_bwd, gflop / t_bwd * 1e3, err_fwd, err_rt);
+  const double tol = std::is_same_v<Real, double> ? 1e-10 : 1e-4;
+  const bool ok = err_fwd <= tol && err_rt <= tol;
+  if (!ok && root) std::fprintf(stderr, "bench_fft: error above the tolerance %.0e\n", tol);
+  return ok;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  tessera::Runtime rt(argc, argv);
+  Options o;
+  po::options_description opts("bench_fft nx ny nz [options]: the distributed 3-D FFT, heFFTe speed3d style");
+  opts.add_options()("help,h", "show this help")                                        //
+      ("nx", po::value(&o.nx)->required(), "size of the slowest axis")                  //
+      ("ny", po::value(&o.ny)->required(), "size of the middle axis")                   //
+      ("nz", po::value(&o.nz)->required(), "size of the fastest (contiguous) axis")     //
+      ("type", po::value(&o.type)->default_value(o.type), "c2c or r2c")                 //
+      ("precision", po::value(&o.precision)->default_value(o.precision), "single or double")  //
+      ("decomp", po::value(&o.decomp)->default_value(o.decomp), "slab, pencil or auto")  //
+      ("chunks", po::value(&o.chunks)->default_value(o.chunks), "transpose pipeline depth (0: the default)")  //
+      ("iters", po::value(&o.iters)->default_value(o.iters), "timed runs of each direction (median)")  //
+      ("warmup", po::value(&o.warmup)->default_value(o.warmup), "untimed runs first");
+  po::positional_options_description pos;
+  pos.add("nx", 1).add("ny", 1).add("nz", 1);
+  try {
+    po::variables_map vm;
+    po::store(po::command_line_parser(argc, argv).options(opts).positional(pos).run(), vm);
+    if (vm.count("help")) {
+      if (rt.rank() == 0) std::cout << opts << "\nexample: mpirun -np 4 bench_fft 1024 1024 1024 --type c2c\n";
+      return 0;
+    }
+    po::notify(vm);
+    auto require = [](bool ok, const std::string& what) { if (!ok) throw std::invalid_argument(what); };
+    require(o.type == "c2c" || o.type == "r2c", "--type must be c2c or r2c, not " + o.type);
+    require(o.precision == "single" || o.precision == "double", "--precision must be single or double");
+    require(o.decomp == "slab" || o.decomp == "pencil" || o.decomp == "auto", "--decomp must be slab, pencil or auto");
+    require(o.nx >= 1 && o.ny >= 1 && o.nz >= 1 && o.iters >= 1 && o.warmup >= 0 && o.chunks >= 0,
+            "need nx, ny, nz, --iters >= 1, --warmup >= 0 and --chunks >= 0");
+  } catch (const std::exception& e) {
+    if (rt.rank() == 0) std::fprintf(stderr, "bench_fft: %s\n", e.what());
+    return 2;
+  }
+  if (rt.rank() == 0)
+    std::printf("# bench_fft: %d ranks, device %s\n", rt.size(), tessera::device_description(rt.device()).c_str());
+  const bool dbl = o.precision == "double", r2c = o.type == "r2c";
+  const bool ok = r2c ? (dbl ? run<double>(rt, o) : run<float>(rt, o))
+                      : (dbl ? run<std::complex<double>>(rt, o) : run<std::complex<float>>(rt, o));
+  return ok ? 0 : 1;
+}
