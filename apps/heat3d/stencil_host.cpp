@@ -1,0 +1,129 @@
+// Host side of stencil.hpp: regions, OpenMP loops, and the dispatch to stencil.cu for GPUs.
+#include "stencil.hpp"
+
+#include <cmath>
+
+namespace heat3d {
+
+Region interior_region(const std::array<index_t, 3>& n) {
+  Region r;
+  Box b;
+  for (int a = 0; a < 3; ++a) b.lo[a] = 1, b.hi[a] = n[a] - 1;
+  if (b.size() > 0) r.box[r.count++] = b;
+  return r;
+}
+
+Region shell_region(const std::array<index_t, 3>& n) {
+  Region r;
+  for (int a = 0; a < 3; ++a) {
+    Box face;
+    for (int b = 0; b < 3; ++b) {
+      face.lo[b] = b < a ? 1 : 0;  // axes before a: their faces hold the outer cells already
+      face.hi[b] = b < a ? n[b] - 1 : n[b];
+    }
+    face.hi[a] = 1;  // low face
+    if (face.size() > 0) r.box[r.count++] = face;
+    if (n[a] >= 2) {  // high face (a block of one cell has only the low one)
+      face.lo[a] = n[a] - 1, face.hi[a] = n[a];
+      if (face.size() > 0) r.box[r.count++] = face;
+    }
+  }
+  return r;
+}
+
+namespace {
+#if !TESSERA_HAVE_CUDA
+[[noreturn]] void no_cuda(const char* what, tessera::Device d) {
+  throw tessera::BackendUnavailable(std::string("heat3d: ") + what + " on " + d.str() +
+                                        ": this build has no CUDA backend (configure with nvcc found)",
+                                    d);
+}
+#endif
+
+double mode_at(const Mode& m, index_t i, index_t j, index_t k) {
+  return std::cos(m.k[0] * (m.lo[0] + i) * m.h[0]) * std::sin(m.k[1] * (m.lo[1] + j) * m.h[1]) *
+         std::sin(m.k[2] * (m.lo[2] + k) * m.h[2]);
+}
+}  // namespace
+
+template <class T>
+void update(const Field<T>& u, const Field<T>& v, const Coeffs<T>& c, const Region& r, tessera::Device d, void* stream) {
+  if (d.is_cuda()) {
+#if TESSERA_HAVE_CUDA
+    return cuda::update(u, v, c, r, stream);
+#else
+    no_cuda("update", d);
+#endif
+  }
+  (void)stream;  // host work runs now
+  const index_t sx = u.sx, sy = u.sy;
+  for (int b = 0; b < r.count; ++b) {
+    const Box& x = r.box[b];
+#if defined(_OPENMP)
+#pragma omp parallel for collapse(2) schedule(static)
+#endif
+    for (index_t i = x.lo[0]; i < x.hi[0]; ++i)
+      for (index_t j = x.lo[1]; j < x.hi[1]; ++j) {
+        const T* __restrict__ p = u.origin + i * sx + j * sy;
+        T* __restrict__ q = v.origin + i * v.sx + j * v.sy;
+        for (index_t k = x.lo[2]; k < x.hi[2]; ++k)
+          q[k] = c.c0 * p[k] + c.cx * (p[k - sx] + p[k + sx]) + c.cy * (p[k - sy] + p[k + sy]) +
+                 c.cz * (p[k - 1] + p[k + 1]);
+      }
+  }
+}
+
+template <class T>
+void fill_mode(const Field<T>& u, const std::array<index_t, 3>& n, const Mode& m, double amplitude, tessera::Device d,
+               void* stream) {
+  if (d.is_cuda()) {
+#if TESSERA_HAVE_CUDA
+    return cuda::fill_mode(u, n, m, amplitude, stream);
+#else
+    no_cuda("fill_mode", d);
+#endif
+  }
+  (void)stream;
+#if defined(_OPENMP)
+#pragma omp parallel for collapse(2) schedule(static)
+#endif
+  for (index_t i = 0; i < n[0]; ++i)
+    for (index_t j = 0; j < n[1]; ++j)
+      for (index_t k = 0; k < n[2]; ++k) u.origin[i * u.sx + j * u.sy + k] = static_cast<T>(amplitude * mode_at(m, i, j, k));
+}
+
+template <class T>
+std::array<double, 3> error_sums(const Field<T>& u, const std::array<index_t, 3>& n, const Mode& m, double a0,
+                                 double a1, tessera::Device d, void* stream) {
+  if (d.is_cuda()) {
+#if TESSERA_HAVE_CUDA
+    return cuda::error_sums(u, n, m, a0, a1, d, stream);
+#else
+    no_cuda("error_sums", d);
+#endif
+  }
+  (void)stream;
+  double e0 = 0, e1 = 0, ss = 0;
+#if defined(_OPENMP)
+#pragma omp parallel for collapse(2) schedule(static) reduction(+ : e0, e1, ss)
+#endif
+  for (index_t i = 0; i < n[0]; ++i)
+    for (index_t j = 0; j < n[1]; ++j)
+      for (index_t k = 0; k < n[2]; ++k) {
+        const double s = mode_at(m, i, j, k), x = static_cast<double>(u.origin[i * u.sx + j * u.sy + k]);
+        e0 += (x - a0 * s) * (x - a0 * s), e1 += (x - a1 * s) * (x - a1 * s), ss += s * s;
+      }
+  return {e0, e1, ss};
+}
+
+#define HEAT3D_INSTANTIATE(T)                                                                                       \
+  template void update<T>(const Field<T>&, const Field<T>&, const Coeffs<T>&, const Region&, tessera::Device, void*); \
+  template void fill_mode<T>(const Field<T>&, const std::array<index_t, 3>&, const Mode&, double, tessera::Device,   \
+                             void*);                                                                               \
+  template std::array<double, 3> error_sums<T>(const Field<T>&, const std::array<index_t, 3>&, const Mode&, double, \
+                                               double, tessera::Device, void*);
+HEAT3D_INSTANTIATE(float)
+HEAT3D_INSTANTIATE(double)
+#undef HEAT3D_INSTANTIATE
+
+}  // namespace heat3d
