@@ -3,7 +3,7 @@
 //   fault_victim --mode kill|throw --op all_reduce|recv [--device host|cuda]
 // The survivors must not hang: they leave with a message naming the collective (a CommError
 // they do not catch, like most programs, or the note printed when the launcher ends them), and
-// the driver (fault_test.cmake) checks the exit status, the wall time and the output.
+// the driver (tests/reliability/fault_test.sh) checks the exit status, the wall time and the output.
 #include <mpi.h>
 
 #include <chrono>

@@ -15,6 +15,7 @@
 #include "tessera/comm/runtime.hpp"
 #include "tessera/distributed/grid.hpp"
 #include "tessera/distributed/layout.hpp"
+#include "tessera/distributed/consistency.hpp"
 #include "tessera/distributed/array.hpp"
 #include "tessera/distributed/creation.hpp"
 #include "tessera/distributed/reduce.hpp"

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "tessera/comm/process_group.hpp"
+#include "tessera/distributed/consistency.hpp"
 #include "tessera/local/basic_ops.hpp"
 #include "../detail/copy_rows.hpp"
 
@@ -249,6 +250,7 @@ struct HaloExchange<T, Rank>::Impl {
 
 template <class T, int Rank>
 HaloExchange<T, Rank> exchange_halos_begin(Array<T, Rank>& a) {
+  check_call<T, Rank>("exchange_halos", a.layout(), a.device());
   HaloExchange<T, Rank> h;
   const auto& widths = a.layout().halo();
   if (std::all_of(widths.begin(), widths.end(), [](index_t w) { return w == 0; })) return h;  // nothing to do

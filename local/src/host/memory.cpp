@@ -37,7 +37,7 @@ void count_free(Device d, std::size_t bytes) {
 
 void* host_alloc(std::size_t bytes) {
   const std::size_t rounded = (bytes + host_alignment - 1) / host_alignment * host_alignment;
-  void* p = std::aligned_alloc(host_alignment, rounded == 0 ? host_alignment : rounded);
+  void* p = rounded < bytes ? nullptr : std::aligned_alloc(host_alignment, rounded == 0 ? host_alignment : rounded);
   if (!p)
     throw OutOfMemory("out of memory: cannot allocate " + std::to_string(bytes) + " bytes of host memory",
                       Device::host());

@@ -8,6 +8,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,6 +42,8 @@ std::array<index_t, Rank> row_major_strides(const std::array<index_t, Rank>& sha
 
 template <std::size_t Rank>
 index_t shape_size(const std::array<index_t, Rank>& shape) {
+  for (auto e : shape)
+    if (e == 0) return 0;  // without overflowing on the way (e.g. [2^40,2^40,0])
   index_t n = 1;
   for (auto e : shape) n *= e;
   return n;
@@ -169,6 +172,16 @@ class Array {
       if (shape[d] < 0)
         throw InvalidArgument(std::string(what) + ": negative extent " + std::to_string(shape[d]) + " in axis " +
                               std::to_string(d) + " of shape " + shape_str(shape));
+    // A byte count past 2^63 would wrap to a small allocation (and views could not exist).
+    for (auto e : shape)
+      if (e == 0) return;
+    index_t n = sizeof(T);
+    for (auto e : shape) {
+      if (n > std::numeric_limits<index_t>::max() / e)
+        throw OutOfMemory(std::string(what) + ": shape " + shape_str(shape) + " of " + std::to_string(sizeof(T)) +
+                          "-byte elements needs more than 2^63 bytes");
+      n *= e;
+    }
   }
   int check_axis(int axis, const char* what) const {
     if (axis < 0 || axis >= Rank)

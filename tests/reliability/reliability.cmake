@@ -1,0 +1,25 @@
+# Reliability suites (issue 9): consistency mode, out of memory, bad arguments (MPI GoogleTest,
+# 1-4 ranks), and the fault tests, which drive fault_victim (tests/comm) under mpirun.
+add_executable(test_reliability ${CMAKE_CURRENT_LIST_DIR}/test_consistency.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/test_oom.cpp ${CMAKE_CURRENT_LIST_DIR}/test_bad_args.cpp)
+target_link_libraries(test_reliability PRIVATE tessera_test_main tessera::distributed)
+tessera_add_mpi_test(NAME reliability TARGET test_reliability RANKS ${TESSERA_TEST_RANKS} TIMEOUT 300
+                     LABELS reliability)
+
+# A rank dies (SIGKILL, or an exception it does not catch) while 2 others wait in all_reduce or
+# recv: the job must fail within TESSERA_COMM_TIMEOUT + 10 s, naming the collective. The cuda
+# variants (NCCL) skip with status 77 where there is no GPU.
+set(TESSERA_FAULT_TIMEOUT 5)
+foreach(device host cuda)
+  foreach(mode kill throw)
+    foreach(op all_reduce recv)
+      set(name fault_${mode}_${op}_${device})
+      add_test(NAME ${name}
+        COMMAND ${CMAKE_CURRENT_LIST_DIR}/fault_test.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:fault_victim> 3
+                ${TESSERA_FAULT_TIMEOUT} ${mode} ${op} ${device} ${TESSERA_MPIEXEC_PREFLAGS})
+      set_tests_properties(${name} PROPERTIES TIMEOUT 120 PROCESSORS 3 SKIP_RETURN_CODE 77
+        LABELS "reliability;fault;np3"
+        ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+    endforeach()
+  endforeach()
+endforeach()
