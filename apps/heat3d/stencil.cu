@@ -3,8 +3,11 @@
 //    marches kMarch cells along axis 0 keeping u[i-1], u[i], u[i+1] in registers, so HBM sees one
 //    read of u and one write of v per cell (16 B for double) while the in-plane neighbours come
 //    from L1/L2.
-//  - The shell (up to six thin boxes): one grid-stride kernel over all of their cells.
+//  - The shell (up to six thin boxes): one grid-stride kernel over all of their cells, wrapping
+//    around the axes that have no halo (see Field).
 #include <cuda_runtime.h>
+
+#include <algorithm>
 
 #include "stencil.hpp"
 #include "tessera/local/cuda_check.hpp"
@@ -13,12 +16,6 @@ namespace heat3d::cuda {
 namespace {
 
 constexpr int kTx = 32, kTy = 8, kMarch = 16;
-
-template <class T>
-__device__ __forceinline__ T stencil(const T* __restrict__ p, index_t sx, index_t sy, const Coeffs<T>& c, T below,
-                                     T here, T above) {
-  return c.c0 * here + c.cx * (below + above) + c.cy * (p[-sy] + p[sy]) + c.cz * (p[-1] + p[1]);
-}
 
 template <class T>
 __global__ void __launch_bounds__(kTx* kTy) interior_kernel(const T* __restrict__ u, T* __restrict__ v, index_t sx,
@@ -32,15 +29,17 @@ __global__ void __launch_bounds__(kTx* kTy) interior_kernel(const T* __restrict_
   T below = u[off - sx], here = u[off];
   for (index_t i = i0; i < i1; ++i, off += sx) {
     const T above = u[off + sx];
-    v[off] = stencil(u + off, sx, sy, c, below, here, above);
+    v[off] = c.c0 * here + c.cx * (below + above) + c.cy * (u[off - sy] + u[off + sy]) +
+             c.cz * (u[off - 1] + u[off + 1]);
     below = here;
     here = above;
   }
 }
 
 template <class T>
-__global__ void shell_kernel(const T* __restrict__ u, T* __restrict__ v, index_t sx, index_t sy, Coeffs<T> c,
-                             Region r, index_t total) {
+__global__ void shell_kernel(const T* __restrict__ u, T* __restrict__ v, Field<T> f, Coeffs<T> c, Region r,
+                             index_t total) {
+  const index_t s[3] = {f.sx, f.sy, 1};
   for (index_t t = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; t < total;
        t += static_cast<index_t>(gridDim.x) * blockDim.x) {
     index_t rem = t;
@@ -48,9 +47,15 @@ __global__ void shell_kernel(const T* __restrict__ u, T* __restrict__ v, index_t
     while (rem >= r.box[b].size()) rem -= r.box[b++].size();
     const Box& x = r.box[b];
     const index_t nk = x.hi[2] - x.lo[2], nj = x.hi[1] - x.lo[1];
-    const index_t i = x.lo[0] + rem / (nj * nk), j = x.lo[1] + rem / nk % nj, k = x.lo[2] + rem % nk;
-    const index_t off = i * sx + j * sy + k;
-    v[off] = stencil(u + off, sx, sy, c, u[off - sx], u[off], u[off + sx]);
+    const index_t idx[3] = {x.lo[0] + rem / (nj * nk), x.lo[1] + rem / nk % nj, x.lo[2] + rem % nk};
+    const index_t off = idx[0] * f.sx + idx[1] * f.sy + idx[2];
+    T acc[3];
+    for (int a = 0; a < 3; ++a) {  // neighbours past a wrapped end come from the other end
+      const index_t minus = f.wrap[a] && idx[a] == 0 ? (f.n[a] - 1) * s[a] : -s[a];
+      const index_t plus = f.wrap[a] && idx[a] == f.n[a] - 1 ? -(f.n[a] - 1) * s[a] : s[a];
+      acc[a] = u[off + minus] + u[off + plus];
+    }
+    v[off] = c.c0 * u[off] + c.cx * acc[0] + c.cy * acc[1] + c.cz * acc[2];
   }
 }
 
@@ -109,7 +114,7 @@ void update(const Field<T>& u, const Field<T>& v, const Coeffs<T>& c, const Regi
   const auto s = static_cast<cudaStream_t>(stream);
   const index_t total = r.size();
   if (total == 0) return;
-  if (r.count == 1) {  // one box: the marching kernel (the interior, or a small block's whole shell)
+  if (r.interior) {  // one box off the block's boundary: the marching kernel
     const Box& b = r.box[0];
     const dim3 grid(static_cast<unsigned>((b.hi[2] - b.lo[2] + kTx - 1) / kTx),
                     static_cast<unsigned>((b.hi[1] - b.lo[1] + kTy - 1) / kTy),
@@ -119,31 +124,31 @@ void update(const Field<T>& u, const Field<T>& v, const Coeffs<T>& c, const Regi
                                      std::to_string(b.hi[0] - b.lo[0]) + " rows is too large for one launch");
     interior_kernel<T><<<grid, dim3(kTx, kTy), 0, s>>>(u.origin, v.origin, u.sx, u.sy, c, b);
   } else {
-    shell_kernel<T><<<grid_stride_blocks(total, 256), 256, 0, s>>>(u.origin, v.origin, u.sx, u.sy, c, r, total);
+    shell_kernel<T><<<grid_stride_blocks(total, 256), 256, 0, s>>>(u.origin, v.origin, u, c, r, total);
   }
   TESSERA_CHECK_CUDA(cudaGetLastError());
 }
 
 template <class T>
-void fill_mode(const Field<T>& u, const std::array<index_t, 3>& n, const Mode& m, double amplitude, void* stream) {
-  const index_t total = n[0] * n[1] * n[2];
+void fill_mode(const Field<T>& u, const Mode& m, double amplitude, void* stream) {
+  const index_t total = u.n[0] * u.n[1] * u.n[2];
   if (total == 0) return;
   fill_kernel<T><<<grid_stride_blocks(total, 256), 256, 0, static_cast<cudaStream_t>(stream)>>>(
-      u.origin, u.sx, u.sy, n[0], n[1], n[2], m, amplitude);
+      u.origin, u.sx, u.sy, u.n[0], u.n[1], u.n[2], m, amplitude);
   TESSERA_CHECK_CUDA(cudaGetLastError());
 }
 
 template <class T>
-std::array<double, 3> error_sums(const Field<T>& u, const std::array<index_t, 3>& n, const Mode& m, double a0,
-                                 double a1, tessera::Device d, void* stream) {
+std::array<double, 3> error_sums(const Field<T>& u, const Mode& m, double a0, double a1, tessera::Device d,
+                                 void* stream) {
   std::array<double, 3> h{0, 0, 0};
-  const index_t total = n[0] * n[1] * n[2];
+  const index_t total = u.n[0] * u.n[1] * u.n[2];
   if (total == 0) return h;
   const auto s = static_cast<cudaStream_t>(stream);
   tessera::local::Array<double, 1> out({3}, d);  // from the device's stream-ordered pool
   TESSERA_CHECK_CUDA(cudaMemsetAsync(out.data(), 0, 3 * sizeof(double), s));
-  error_kernel<T><<<grid_stride_blocks(total, 256) < 4096 ? grid_stride_blocks(total, 256) : 4096, 256, 0, s>>>(
-      u.origin, u.sx, u.sy, n[0], n[1], n[2], m, a0, a1, out.data());
+  error_kernel<T><<<std::min(grid_stride_blocks(total, 256), 4096), 256, 0, s>>>(
+      u.origin, u.sx, u.sy, u.n[0], u.n[1], u.n[2], m, a0, a1, out.data());
   TESSERA_CHECK_CUDA(cudaGetLastError());
   TESSERA_CHECK_CUDA(cudaMemcpyAsync(h.data(), out.data(), 3 * sizeof(double), cudaMemcpyDeviceToHost, s));
   TESSERA_CHECK_CUDA(cudaStreamSynchronize(s));
@@ -152,9 +157,8 @@ std::array<double, 3> error_sums(const Field<T>& u, const std::array<index_t, 3>
 
 #define HEAT3D_CUDA_INSTANTIATE(T)                                                                                  \
   template void update<T>(const Field<T>&, const Field<T>&, const Coeffs<T>&, const Region&, void*);               \
-  template void fill_mode<T>(const Field<T>&, const std::array<index_t, 3>&, const Mode&, double, void*);           \
-  template std::array<double, 3> error_sums<T>(const Field<T>&, const std::array<index_t, 3>&, const Mode&, double, \
-                                               double, tessera::Device, void*);
+  template void fill_mode<T>(const Field<T>&, const Mode&, double, void*);                                         \
+  template std::array<double, 3> error_sums<T>(const Field<T>&, const Mode&, double, double, tessera::Device, void*);
 HEAT3D_CUDA_INSTANTIATE(float)
 HEAT3D_CUDA_INSTANTIATE(double)
 #undef HEAT3D_CUDA_INSTANTIATE

@@ -30,10 +30,11 @@ struct Box {
   }
 };
 
-// Up to six disjoint boxes updated by one kernel (the boundary shell), or one (the interior).
+// Up to six disjoint boxes updated by one kernel (the boundary shell), or the interior box.
 struct Region {
   Box box[6];
   int count = 0;
+  bool interior = false;  // no cell on the block's boundary: no halo or wrap-around needed
   HEAT3D_HD index_t size() const {
     index_t s = 0;
     for (int b = 0; b < count; ++b) s += box[b].size();
@@ -46,12 +47,16 @@ struct Region {
 Region interior_region(const std::array<index_t, 3>& n);
 Region shell_region(const std::array<index_t, 3>& n);
 
-// A shard with halo width 1: `origin` is the first interior cell, axis 2 is contiguous, axes 0 and
-// 1 have strides sx and sy (elements).
+// A block of shape n inside its shard: `origin` is its first cell, axis 2 is contiguous, axes 0
+// and 1 have strides sx and sy (elements). Along an axis with wrap[a] the block is the whole
+// periodic axis (one rank along it) and has no halo: neighbours past an end are taken from the
+// other end in place, so the halo exchange only moves faces between ranks.
 template <class T>
 struct Field {
   T* origin;
   index_t sx, sy;
+  index_t n[3];
+  bool wrap[3];
 };
 
 // v = c0*u + cx*(u[i-1] + u[i+1]) + cy*(...) + cz*(...), with c_a = alpha*dt/h_a^2 and
@@ -74,21 +79,18 @@ struct Mode {
 template <class T>
 void update(const Field<T>& u, const Field<T>& v, const Coeffs<T>& c, const Region& r, tessera::Device d, void* stream);
 template <class T>
-void fill_mode(const Field<T>& u, const std::array<index_t, 3>& n, const Mode& m, double amplitude, tessera::Device d,
-               void* stream);
-// Over the block of shape n, in double: {sum (u - a0*s)^2, sum (u - a1*s)^2, sum s^2}, s = the mode.
+void fill_mode(const Field<T>& u, const Mode& m, double amplitude, tessera::Device d, void* stream);
+// Over the block, in double: {sum (u - a0*s)^2, sum (u - a1*s)^2, sum s^2}, s = the mode.
 template <class T>
-std::array<double, 3> error_sums(const Field<T>& u, const std::array<index_t, 3>& n, const Mode& m, double a0,
-                                 double a1, tessera::Device d, void* stream);
+std::array<double, 3> error_sums(const Field<T>& u, const Mode& m, double a0, double a1, tessera::Device d,
+                                 void* stream);
 
 // The CUDA versions (stencil.cu), called by the above for CUDA devices.
 namespace cuda {
 template <class T> void update(const Field<T>& u, const Field<T>& v, const Coeffs<T>& c, const Region& r, void* stream);
+template <class T> void fill_mode(const Field<T>& u, const Mode& m, double amplitude, void* stream);
 template <class T>
-void fill_mode(const Field<T>& u, const std::array<index_t, 3>& n, const Mode& m, double amplitude, void* stream);
-template <class T>
-std::array<double, 3> error_sums(const Field<T>& u, const std::array<index_t, 3>& n, const Mode& m, double a0,
-                                 double a1, tessera::Device d, void* stream);
+std::array<double, 3> error_sums(const Field<T>& u, const Mode& m, double a0, double a1, tessera::Device d, void* stream);
 }  // namespace cuda
 
 }  // namespace heat3d
