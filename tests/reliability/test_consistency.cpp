@@ -83,6 +83,21 @@ TEST_F(Consistency, MatchingCallsPass) {
   if (last()) EXPECT_EQ(local::to_host(g)[62], 62.0);
   EXPECT_EQ(allgather(a).size(), 63);
   EXPECT_EQ(sum(a, 1).global_shape(), (Index<2>{9, 1}));
+  EXPECT_EQ(CheckScope::depth(), 0);  // every scope closed
+}
+
+TEST_F(Consistency, NestedCallsAreNotCheckedAgain) {
+  // Inside a checked operation, a local call only some ranks make (here: rank 0 alone reduces
+  // along an unsplit axis) must not start a check that the others never join.
+  const Layout<2> l(grid_, {4, 4}, {0, -1});
+  auto a = ones<double, 2>(l, Device::host());
+  {
+    const auto outer = check_call<double, 2>("outer", l, Device::host());
+    EXPECT_EQ(CheckScope::depth(), 1);
+    if (world_.rank() == 0) EXPECT_EQ(sum(a, 1).global_shape(), (Index<2>{4, 1}));
+  }
+  EXPECT_EQ(CheckScope::depth(), 0);
+  EXPECT_DOUBLE_EQ(sum(a), 16.0);
 }
 
 TEST_F(Mismatch, DifferentGlobalShapes) {

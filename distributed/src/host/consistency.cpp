@@ -63,6 +63,11 @@ CallSignature& CallSignature::add(std::string_view key, long long value) { retur
 
 std::uint64_t CallSignature::hash() const noexcept { return fnv1a(text_); }
 
+int& CheckScope::depth() noexcept {
+  thread_local int d = 0;
+  return d;
+}
+
 void check_consistent(const comm::ProcessGroup& g, const CallSignature& s) {
   // min of {h, ~h} gives the least hash and the complement of the greatest: one all-reduce.
   const auto h = static_cast<std::int64_t>(s.hash());

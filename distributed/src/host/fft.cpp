@@ -253,7 +253,8 @@ struct detail::Engine {
 
   std::vector<Array<Out, R>> forward(const std::vector<Array<In, R>>& xs, Norm norm, bool in_place) const {
     const index_t F = static_cast<index_t>(xs.size());
-    distributed::check_call<In, R>("fft forward", in, dev, "x", xs[0].layout(), "norm", norm, "fields", F, "in_place", in_place);
+    const auto agreed = distributed::check_call<In, R>("fft forward", in, dev, "x", xs[0].layout(), "norm", norm,
+                                                       "fields", F, "in_place", in_place);
     auto src = blocks_of(xs, first, "forward");
     std::vector<const In*> ptr;
     for (const auto& b : src) ptr.push_back(b.data());
@@ -281,7 +282,8 @@ struct detail::Engine {
 
   std::vector<Array<In, R>> backward(const std::vector<Array<Out, R>>& ys, Norm norm, bool in_place) const {
     const index_t F = static_cast<index_t>(ys.size());
-    distributed::check_call<Out, R>("fft backward", in, dev, "y", ys[0].layout(), "norm", norm, "fields", F, "in_place", in_place);
+    const auto agreed = distributed::check_call<Out, R>("fft backward", in, dev, "y", ys[0].layout(), "norm", norm,
+                                                        "fields", F, "in_place", in_place);
     auto src = blocks_of(ys, out(), "backward");
     const int S = static_cast<int>(stages.size());
     local::Array<Out, R + 1> cur;

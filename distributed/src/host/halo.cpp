@@ -250,7 +250,7 @@ struct HaloExchange<T, Rank>::Impl {
 
 template <class T, int Rank>
 HaloExchange<T, Rank> exchange_halos_begin(Array<T, Rank>& a) {
-  check_call<T, Rank>("exchange_halos", a.layout(), a.device());
+  const auto agreed = check_call<T, Rank>("exchange_halos", a.layout(), a.device());
   HaloExchange<T, Rank> h;
   const auto& widths = a.layout().halo();
   if (std::all_of(widths.begin(), widths.end(), [](index_t w) { return w == 0; })) return h;  // nothing to do

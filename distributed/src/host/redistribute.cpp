@@ -281,7 +281,7 @@ void check_root(const comm::ProcessGroup& g, int root, const char* op, Device d)
 
 template <class T, int R>
 Array<T, R> redistribute(const Array<T, R>& a, const Layout<R>& to) {
-  check_call<T, R>("redistribute", a.layout(), a.device(), "to", to);
+  const auto agreed = check_call<T, R>("redistribute", a.layout(), a.device(), "to", to);
   const Device d = a.device();
   const auto& from = a.layout();
   if (from.global_shape() != to.global_shape())
@@ -301,7 +301,7 @@ Array<T, R> redistribute(const Array<T, R>& a, const Layout<R>& to) {
 
 template <class T, int R>
 local::Array<T, R> gather(const Array<T, R>& a, int root) {
-  check_call<T, R>("gather", a.layout(), a.device(), "root", root);
+  const auto agreed = check_call<T, R>("gather", a.layout(), a.device(), "root", root);
   const Device d = a.device();
   const auto& l = a.layout();
   const auto& g = l.grid().group();
@@ -313,7 +313,7 @@ local::Array<T, R> gather(const Array<T, R>& a, int root) {
 
 template <class T, int R>
 local::Array<T, R> allgather(const Array<T, R>& a) {
-  check_call<T, R>("allgather", a.layout(), a.device());
+  const auto agreed = check_call<T, R>("allgather", a.layout(), a.device());
   const Device d = a.device();
   const auto& l = a.layout();
   const auto& g = l.grid().group();
@@ -324,7 +324,7 @@ local::Array<T, R> allgather(const Array<T, R>& a) {
 
 template <class T, int R>
 Array<T, R> scatter(int root, const local::Array<T, R>& global, const Layout<R>& layout, Device d) {
-  check_call<T, R>("scatter", layout, d, "root", root);
+  const auto agreed = check_call<T, R>("scatter", layout, d, "root", root);
   const auto& g = layout.grid().group();
   check_root<R>(g, root, "scatter", d);
   const bool root_here = g.rank() == root;
@@ -344,7 +344,7 @@ Array<T, R> scatter(int root, const local::Array<T, R>& global, const Layout<R>&
 
 template <class T, int R>
 Array<T, R> slice(const Array<T, R>& a, const Box<R>& ranges) {
-  check_call<T, R>("slice", a.layout(), a.device(), "box", ranges);
+  const auto agreed = check_call<T, R>("slice", a.layout(), a.device(), "box", ranges);
   const Device d = a.device();
   const auto& l = a.layout();
   for (int ax = 0; ax < R; ++ax)

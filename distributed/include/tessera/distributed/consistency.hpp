@@ -55,6 +55,25 @@ class CallSignature {
 // ConsistencyError on every rank.
 void check_consistent(const comm::ProcessGroup& g, const CallSignature& s);
 
+// While a checked operation runs, the operations it calls inside (an FFT's redistribute, a
+// checkpoint's save_zarr) are not checked again: their arguments follow from the checked ones,
+// and some are called by only part of the ranks (a local-only redistribute, for instance).
+class [[nodiscard]] CheckScope {
+ public:
+  explicit CheckScope(bool active) noexcept : active_(active) {
+    if (active_) ++depth();
+  }
+  ~CheckScope() {
+    if (active_) --depth();
+  }
+  CheckScope(const CheckScope&) = delete;
+  CheckScope& operator=(const CheckScope&) = delete;
+  static int& depth() noexcept;  // this thread's number of checked operations in progress
+
+ private:
+  bool active_;
+};
+
 namespace detail {
 // Adds (key, value) pairs in order.
 inline void add_pairs(CallSignature&) {}
@@ -66,15 +85,18 @@ void add_pairs(CallSignature& s, const K& key, const V& value, const Rest&... re
 }
 }  // namespace detail
 
-// The one-line hook at the start of an operation: op name, element type, the (first) layout and
-// the device, plus key/value pairs that must agree too. Does nothing unless checks are on.
+// The one-line hook at the start of an operation, kept for its duration:
+//   const auto agreed = check_call<T, R>("gather", a.layout(), a.device(), "root", root);
+// op name, element type, the (first) layout and the device, plus key/value pairs that must agree
+// too. Does nothing unless checks are on (or inside another checked operation).
 template <class T, int R, class... KV>
-void check_call(std::string_view op, const Layout<R>& l, const Device& d, const KV&... kv) {
-  if (!consistency_checks()) return;
+CheckScope check_call(std::string_view op, const Layout<R>& l, const Device& d, const KV&... kv) {
+  if (!consistency_checks() || CheckScope::depth() > 0) return CheckScope(false);
   CallSignature s(op, dtype_v<T>, d);
   s.add("layout", l);
   detail::add_pairs(s, kv...);
   check_consistent(l.grid().group(), s);
+  return CheckScope(true);
 }
 
 }  // namespace tessera::distributed

@@ -65,7 +65,7 @@ template <int R> bool npy_writer(const distributed::Layout<R>& l) {
 template <class T, int R>
 void save_npy(const std::string& path, const distributed::Array<T, R>& a) {
   static_assert(R >= 1, "save_npy: arrays of rank >= 1");
-  distributed::check_call<T, R>("save_npy", a.layout(), a.device(), "path", path);
+  const auto agreed = distributed::check_call<T, R>("save_npy", a.layout(), a.device(), "path", path);
   const auto& l = a.layout();
   const bool writes = detail::npy_writer(l) && l.local_box().size() > 0;
   const auto plan = detail::npy_plan<T, R>(path, l, writes);
@@ -87,7 +87,7 @@ void save_npy(const std::string& path, const distributed::Array<T, R>& a) {
 template <class T, int R>
 distributed::Array<T, R> load_npy(const std::string& path, const distributed::Layout<R>& layout, Device d) {
   static_assert(R >= 1, "load_npy: arrays of rank >= 1");
-  distributed::check_call<T, R>("load_npy", layout, d, "path", path);
+  const auto agreed = distributed::check_call<T, R>("load_npy", layout, d, "path", path);
   const bool reads = layout.local_box().size() > 0;
   const auto plan = detail::npy_plan<T, R>(path, layout, reads);
   local::Array<T, R> packed;

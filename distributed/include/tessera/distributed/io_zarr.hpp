@@ -63,7 +63,8 @@ ZarrShard make_shard(const distributed::Layout<R>& l, void* host) {
 template <class T, int R>
 void save_zarr(const std::string& dir, const distributed::Array<T, R>& a, std::type_identity_t<distributed::Index<R>> chunks,
                Compressor c = Compressor::none) {
-  distributed::check_call<T, R>("save_zarr", a.layout(), a.device(), "dir", dir, "chunks", local::shape_str(chunks), "compressor", c);
+  const auto agreed = distributed::check_call<T, R>("save_zarr", a.layout(), a.device(), "dir", dir, "chunks",
+                                                    local::shape_str(chunks), "compressor", c);
   local::Array<T, R> h(a.layout().local_shape(), Device::host());
   local::copy(h, a.interior());
   auto s = detail::make_shard<T, R>(a.layout(), h.data());
@@ -74,7 +75,7 @@ void save_zarr(const std::string& dir, const distributed::Array<T, R>& a, std::t
 // if the store's dtype is not T's or its shape is not the layout's global shape.
 template <class T, int R>
 distributed::Array<T, R> load_zarr(const std::string& dir, const distributed::Layout<R>& layout, Device d) {
-  distributed::check_call<T, R>("load_zarr", layout, d, "dir", dir);
+  const auto agreed = distributed::check_call<T, R>("load_zarr", layout, d, "dir", dir);
   distributed::Array<T, R> a(layout, d);
   local::Array<T, R> h(layout.local_shape(), Device::host());
   auto s = detail::make_shard<T, R>(layout, h.data());

@@ -113,7 +113,7 @@ red_t<T, Op> reduce_all(const local::Array<T, R>& in, const Layout<R>& l, const 
   static_assert(!is_arg(Op));
   using Res = red_t<T, Op>;
   const Device d = in.device();
-  check_call<T, R>(fn, l, d);
+  const auto agreed = check_call<T, R>(fn, l, d);
   const Stream& s = Stream::default_for(d);  // where local operations run
   check_nonempty(Op, l, l.global_size(), fn, d);
   local::Array<Res, 1> part({1}, d);
@@ -140,7 +140,7 @@ index_t arg_reduce_all(const Array<T, R>& a, const char* fn) {
   static_assert(!is_complex_v<T>, "argmin/argmax of complex values are not defined");
   constexpr ReduceOp VOp = Op == ReduceOp::argmin ? ReduceOp::min : ReduceOp::max;
   const Device d = a.device();
-  check_call<T, R>(fn, a.layout(), d);
+  const auto agreed = check_call<T, R>(fn, a.layout(), d);
   const Stream& s = Stream::default_for(d);
   const auto& l = a.layout();
   order(a.stream(), s);
@@ -192,7 +192,7 @@ template <ReduceOp Op, class T, int R>
 Array<red_t<T, Op>, R> reduce_along(const Array<T, R>& a, int axis, const char* fn) {
   using Res = red_t<T, Op>;
   const Device d = a.device();
-  check_call<T, R>(fn, a.layout(), d, "axis", axis);
+  const auto agreed = check_call<T, R>(fn, a.layout(), d, "axis", axis);
   if (axis < 0 || axis >= R)
     throw InvalidArgument(where(fn) + ": axis " + std::to_string(axis) + " out of range for rank " + std::to_string(R), d);
   const Stream& s = Stream::default_for(d);
