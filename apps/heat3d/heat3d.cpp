@@ -151,7 +151,8 @@ int run(tessera::Runtime& rt, const Options& o, long long step0) {
   }
   auto uf = field(u), vf = field(v);
   void* stream = u.stream().native();
-  const auto inner = heat3d::interior_region(nloc), shell = heat3d::shell_region(nloc);
+  const std::array<bool, 3> wrap{halo[0] == 0, halo[1] == 0, halo[2] == 0};
+  const auto inner = heat3d::interior_region(nloc, wrap), shell = heat3d::shell_region(nloc, wrap);
 
   std::string output = o.output;
   if (!output.empty() && root) std::filesystem::create_directories(output);

@@ -1,8 +1,8 @@
 // CUDA side of stencil.hpp.
-//  - The interior (one box, no halo needed): 32x8 threads over (axis 2, axis 1); each thread
-//    marches kMarch cells along axis 0 keeping u[i-1], u[i], u[i+1] in registers, so HBM sees one
-//    read of u and one write of v per cell (16 B for double) while the in-plane neighbours come
-//    from L1/L2.
+//  - The interior (one box, no halo needed; wrapped axes whole): 32x8 threads over (axis 2,
+//    axis 1); each thread marches kMarch cells along axis 0 keeping u[i-1], u[i], u[i+1] in
+//    registers, so HBM sees one read of u and one write of v per cell (16 B for double) while the
+//    in-plane neighbours come from L1/L2. Wrapped neighbours only change a thread's offsets.
 //  - The shell (up to six thin boxes): one grid-stride kernel over all of their cells, wrapping
 //    around the axes that have no halo (see Field).
 #include <cuda_runtime.h>
@@ -18,19 +18,22 @@ namespace {
 constexpr int kTx = 32, kTy = 8, kMarch = 16;
 
 template <class T>
-__global__ void __launch_bounds__(kTx* kTy) interior_kernel(const T* __restrict__ u, T* __restrict__ v, index_t sx,
-                                                             index_t sy, Coeffs<T> c, Box b) {
+__global__ void __launch_bounds__(kTx* kTy) interior_kernel(const T* __restrict__ u, T* __restrict__ v, Field<T> f,
+                                                             Coeffs<T> c, Box b) {
   const index_t k = b.lo[2] + static_cast<index_t>(blockIdx.x) * kTx + threadIdx.x;
   const index_t j = b.lo[1] + static_cast<index_t>(blockIdx.y) * kTy + threadIdx.y;
   if (k >= b.hi[2] || j >= b.hi[1]) return;
+  const index_t sx = f.sx, sy = f.sy, n0 = f.n[0];
+  // Neighbour offsets; past the end of a wrapped axis they point to its other end.
+  const index_t ym = f.wrap[1] && j == 0 ? (f.n[1] - 1) * sy : -sy, yp = f.wrap[1] && j == f.n[1] - 1 ? -(f.n[1] - 1) * sy : sy;
+  const index_t zm = f.wrap[2] && k == 0 ? f.n[2] - 1 : -1, zp = f.wrap[2] && k == f.n[2] - 1 ? 1 - f.n[2] : 1;
   const index_t i0 = b.lo[0] + static_cast<index_t>(blockIdx.z) * kMarch;
   const index_t i1 = i0 + kMarch < b.hi[0] ? i0 + kMarch : b.hi[0];
   index_t off = i0 * sx + j * sy + k;
-  T below = u[off - sx], here = u[off];
+  T below = u[off + (f.wrap[0] && i0 == 0 ? (n0 - 1) * sx : -sx)], here = u[off];
   for (index_t i = i0; i < i1; ++i, off += sx) {
-    const T above = u[off + sx];
-    v[off] = c.c0 * here + c.cx * (below + above) + c.cy * (u[off - sy] + u[off + sy]) +
-             c.cz * (u[off - 1] + u[off + 1]);
+    const T above = u[off + (f.wrap[0] && i == n0 - 1 ? -(n0 - 1) * sx : sx)];
+    v[off] = c.c0 * here + c.cx * (below + above) + c.cy * (u[off + ym] + u[off + yp]) + c.cz * (u[off + zm] + u[off + zp]);
     below = here;
     here = above;
   }
@@ -114,7 +117,7 @@ void update(const Field<T>& u, const Field<T>& v, const Coeffs<T>& c, const Regi
   const auto s = static_cast<cudaStream_t>(stream);
   const index_t total = r.size();
   if (total == 0) return;
-  if (r.interior) {  // one box off the block's boundary: the marching kernel
+  if (r.interior) {  // the marching kernel
     const Box& b = r.box[0];
     const dim3 grid(static_cast<unsigned>((b.hi[2] - b.lo[2] + kTx - 1) / kTx),
                     static_cast<unsigned>((b.hi[1] - b.lo[1] + kTy - 1) / kTy),
@@ -122,7 +125,7 @@ void update(const Field<T>& u, const Field<T>& v, const Coeffs<T>& c, const Regi
     if (grid.y > 65535 || grid.z > 65535)
       throw tessera::InvalidArgument("heat3d: block of " + std::to_string(b.hi[1] - b.lo[1]) + " x " +
                                      std::to_string(b.hi[0] - b.lo[0]) + " rows is too large for one launch");
-    interior_kernel<T><<<grid, dim3(kTx, kTy), 0, s>>>(u.origin, v.origin, u.sx, u.sy, c, b);
+    interior_kernel<T><<<grid, dim3(kTx, kTy), 0, s>>>(u.origin, v.origin, u, c, b);
   } else {
     shell_kernel<T><<<grid_stride_blocks(total, 256), 256, 0, s>>>(u.origin, v.origin, u, c, r, total);
   }

@@ -34,7 +34,7 @@ struct Box {
 struct Region {
   Box box[6];
   int count = 0;
-  bool interior = false;  // no cell on the block's boundary: no halo or wrap-around needed
+  bool interior = false;  // one box that needs no halo (interior_region)
   HEAT3D_HD index_t size() const {
     index_t s = 0;
     for (int b = 0; b < count; ++b) s += box[b].size();
@@ -42,10 +42,11 @@ struct Region {
   }
 };
 
-// The cells of a block of shape n that need no halo (every axis [1, n-1)), and the rest: one face
-// pair per axis, each leaving out the cells that an earlier axis' faces already hold.
-Region interior_region(const std::array<index_t, 3>& n);
-Region shell_region(const std::array<index_t, 3>& n);
+// The cells of a block of shape n that need no halo ([1, n-1) along axes with halos, everything
+// along wrapped axes), and the rest: one face pair per axis with halos, each leaving out the cells
+// that an earlier axis' faces already hold.
+Region interior_region(const std::array<index_t, 3>& n, const std::array<bool, 3>& wrap);
+Region shell_region(const std::array<index_t, 3>& n, const std::array<bool, 3>& wrap);
 
 // A block of shape n inside its shard: `origin` is its first cell, axis 2 is contiguous, axes 0
 // and 1 have strides sx and sy (elements). Along an axis with wrap[a] the block is the whole

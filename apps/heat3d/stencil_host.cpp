@@ -6,22 +6,24 @@
 
 namespace heat3d {
 
-Region interior_region(const std::array<index_t, 3>& n) {
+Region interior_region(const std::array<index_t, 3>& n, const std::array<bool, 3>& wrap) {
   Region r;
   r.interior = true;
   Box b;
-  for (int a = 0; a < 3; ++a) b.lo[a] = 1, b.hi[a] = n[a] - 1;
+  for (int a = 0; a < 3; ++a) b.lo[a] = wrap[a] ? 0 : 1, b.hi[a] = wrap[a] ? n[a] : n[a] - 1;
   if (b.size() > 0) r.box[r.count++] = b;
   return r;
 }
 
-Region shell_region(const std::array<index_t, 3>& n) {
+Region shell_region(const std::array<index_t, 3>& n, const std::array<bool, 3>& wrap) {
   Region r;
   for (int a = 0; a < 3; ++a) {
+    if (wrap[a]) continue;  // no halo along a: its end cells belong to the interior
     Box face;
     for (int b = 0; b < 3; ++b) {
-      face.lo[b] = b < a ? 1 : 0;  // axes before a: their faces hold the outer cells already
-      face.hi[b] = b < a ? n[b] - 1 : n[b];
+      const bool trimmed = b < a && !wrap[b];  // axes before a: their faces hold the outer cells already
+      face.lo[b] = trimmed ? 1 : 0;
+      face.hi[b] = trimmed ? n[b] - 1 : n[b];
     }
     face.hi[a] = 1;  // low face
     if (face.size() > 0) r.box[r.count++] = face;
