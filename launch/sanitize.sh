@@ -1,0 +1,21 @@
+# Sourced by `launch/test --sanitize`: the host code built with ASan + UBSan in its own directory
+# ($TESSERA_SAN_BUILD_DIR, default build-san; CUDA, apps and fuzz targets off to keep it lean),
+# then its 1- and 2-rank tests. Extra arguments go to ctest. Exit code: ctest's.
+#  - detect_leaks=0: Open MPI, PMIx, hwloc and UCX keep allocations past MPI_Finalize on purpose;
+#    LeakSanitizer reports them in every rank (none are Tessera's), so leak checking is off.
+#  - allocator_may_return_null=1: the out-of-memory tests ask for 2^50 bytes and expect
+#    OutOfMemory; by default ASan aborts on such a request instead of returning null.
+build=${TESSERA_SAN_BUILD_DIR:-$root/build-san}
+san_start=$(date +%s)
+TESSERA_BUILD_TYPE=${TESSERA_BUILD_TYPE:-RelWithDebInfo} tessera_build -DTESSERA_SANITIZE=ON -DTESSERA_ENABLE_CUDA=OFF \
+  -DTESSERA_BUILD_APPS=OFF -DTESSERA_FUZZ=OFF
+san_built=$(date +%s)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:allocator_may_return_null=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+cd "$build"
+set +e
+ctest --output-on-failure -j "$jobs" --timeout 900 -L 'np1|np2' -LE 'fuzz|package' "$@"
+rc=$?
+echo "launch/test --sanitize: ctest exited with $rc (build $((san_built - san_start)) s, tests $(($(date +%s) - san_built)) s)"
+exit $rc
