@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "stencil.hpp"
 #include "tessera/local/cuda_check.hpp"
@@ -15,9 +16,19 @@
 namespace heat3d::cuda {
 namespace {
 
-constexpr int kTx = 32, kTy = 8, kMarch = 16;
+constexpr int kTx = 32, kTy = 8;
+// Cells marched along axis 0 per thread: each column of a block reads two planes beyond its own
+// (2/kMarch extra HBM reads). HEAT3D_MARCH=16|32|64 picks one; 32 unless set.
+int march() {
+  static const int m = [] {
+    const char* e = std::getenv("HEAT3D_MARCH");
+    const int v = e ? std::atoi(e) : 32;
+    return v == 16 || v == 64 ? v : 32;
+  }();
+  return m;
+}
 
-template <class T>
+template <class T, int kMarch>
 __global__ void __launch_bounds__(kTx* kTy) interior_kernel(const T* __restrict__ u, T* __restrict__ v, Field<T> f,
                                                              Coeffs<T> c, Box b) {
   const index_t k = b.lo[2] + static_cast<index_t>(blockIdx.x) * kTx + threadIdx.x;
@@ -31,6 +42,7 @@ __global__ void __launch_bounds__(kTx* kTy) interior_kernel(const T* __restrict_
   const index_t i1 = i0 + kMarch < b.hi[0] ? i0 + kMarch : b.hi[0];
   index_t off = i0 * sx + j * sy + k;
   T below = u[off + (f.wrap[0] && i0 == 0 ? (n0 - 1) * sx : -sx)], here = u[off];
+#pragma unroll 4
   for (index_t i = i0; i < i1; ++i, off += sx) {
     const T above = u[off + (f.wrap[0] && i == n0 - 1 ? -(n0 - 1) * sx : sx)];
     v[off] = c.c0 * here + c.cx * (below + above) + c.cy * (u[off + ym] + u[off + yp]) + c.cz * (u[off + zm] + u[off + zp]);
@@ -119,13 +131,17 @@ void update(const Field<T>& u, const Field<T>& v, const Coeffs<T>& c, const Regi
   if (total == 0) return;
   if (r.interior) {  // the marching kernel
     const Box& b = r.box[0];
+    const int m = march();
     const dim3 grid(static_cast<unsigned>((b.hi[2] - b.lo[2] + kTx - 1) / kTx),
                     static_cast<unsigned>((b.hi[1] - b.lo[1] + kTy - 1) / kTy),
-                    static_cast<unsigned>((b.hi[0] - b.lo[0] + kMarch - 1) / kMarch));
+                    static_cast<unsigned>((b.hi[0] - b.lo[0] + m - 1) / m));
     if (grid.y > 65535 || grid.z > 65535)
       throw tessera::InvalidArgument("heat3d: block of " + std::to_string(b.hi[1] - b.lo[1]) + " x " +
                                      std::to_string(b.hi[0] - b.lo[0]) + " rows is too large for one launch");
-    interior_kernel<T><<<grid, dim3(kTx, kTy), 0, s>>>(u.origin, v.origin, u, c, b);
+    const dim3 block(kTx, kTy);
+    if (m == 16) interior_kernel<T, 16><<<grid, block, 0, s>>>(u.origin, v.origin, u, c, b);
+    else if (m == 64) interior_kernel<T, 64><<<grid, block, 0, s>>>(u.origin, v.origin, u, c, b);
+    else interior_kernel<T, 32><<<grid, block, 0, s>>>(u.origin, v.origin, u, c, b);
   } else {
     shell_kernel<T><<<grid_stride_blocks(total, 256), 256, 0, s>>>(u.origin, v.origin, u, c, r, total);
   }

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -13,6 +14,8 @@
 #include <typeinfo>
 
 #include "../detail/exchange.hpp"
+#include "../detail/scale.hpp"
+#include "tessera/config.hpp"
 #include "tessera/distributed/consistency.hpp"
 #include "tessera/distributed/redistribute.hpp"
 #include "tessera/local/basic_ops.hpp"
@@ -47,11 +50,27 @@ void local_pass(const I* in, O* out, const Index<R>& mi, const Index<R>& mo, con
   for (int k = 0; k < p.rank; ++k) p.n[k] = m[s0 + k];
   p.in_place = static_cast<const void*>(in) == static_cast<const void*>(out);
   p.preserve_input = preserve;
-  const index_t inner = prod<R>(m, s1 + 1, R), ti = prod<R>(mi, s0, R), to = prod<R>(mo, s0, R);
+  const index_t inner = prod<R>(m, s1 + 1, R);
+  const index_t ti = prod<R>(mi, s0, R), to = prod<R>(mo, s0, R);
   auto exec = [&](index_t batch, index_t in_off, index_t out_off) {
     if (batch <= 0) return;
     p.batch = batch;
-    lf::get_plan(p)->execute(in + in_off, out + out_off, dir, st);
+    // cuFFT rejects real data (r2c input, c2r output) not aligned to its complex type: a chunk of
+    // an odd-sized block can start there, and then goes through an aligned buffer (both on `st`,
+    // the default stream, as the local copies are).
+    constexpr std::size_t A = 2 * sizeof(typename RealOf<O>::type);
+    auto odd = [](const void* q) { return reinterpret_cast<std::uintptr_t>(q) % A != 0; };
+    if (d.is_cuda() && kind == lf::Kind::r2c && odd(in + in_off)) {
+      local::Array<I, 1> tmp(Index<1>{batch * ti}, d);
+      local::copy(tmp, local::Array<I, 1>::view(const_cast<I*>(in) + in_off, Index<1>{batch * ti}, d));
+      lf::get_plan(p)->execute(tmp.data(), out + out_off, dir, st);
+    } else if (d.is_cuda() && kind == lf::Kind::c2r && odd(out + out_off)) {
+      local::Array<O, 1> tmp(Index<1>{batch * to}, d);
+      lf::get_plan(p)->execute(in + in_off, tmp.data(), dir, st);
+      local::copy(local::Array<O, 1>::view(out + out_off, Index<1>{batch * to}, d), tmp);
+    } else {
+      lf::get_plan(p)->execute(in + in_off, out + out_off, dir, st);
+    }
   };
   if (inner == 1) {  // packed transforms; the restriction is on an outer axis
     if (c > s1) c = -1;  // the axes after s1 have extent 1: a non-empty [a, b) is all of it
@@ -121,7 +140,8 @@ struct detail::Engine {
       Split sp;
       sp.fill(-1);
       int a = 0;
-      for (int v : s) sp[a++] = v;
+      for (int v : s)
+        if (a < R) sp[a++] = v;  // longer lists belong to branches that R excludes
       return sp;
     };
     if (P == 1 || R == 1) {
@@ -231,12 +251,18 @@ struct detail::Engine {
     return nxt;
   }
 
-  // a *= f through a broadcast view of one device value (y + (f-1)*y would lose precision).
+  // a *= f in one pass (a is a contiguous work buffer of complex or real values).
   template <class T>
   void scale(const local::Array<T, R + 1>& a, double f) const {
+    using Re = typename RealOf<T>::type;
     if (f == 1.0 || a.size() == 0) return;
-    const auto v = local::full<T, 1>(Index<1>{1}, T(static_cast<typename RealOf<T>::type>(f)), dev);
-    local::mul(a, a, local::Array<T, R + 1>::view(v.data(), a.shape(), Index<R + 1>{}, dev));
+    Re* p = reinterpret_cast<Re*>(a.data());
+    const std::size_t n = static_cast<std::size_t>(a.size()) * (sizeof(T) / sizeof(Re));
+#if TESSERA_HAVE_CUDA
+    if (dev.is_cuda()) return distributed::detail::scale_cuda<Re>(p, n, f, dev.index(), Stream::default_for(dev).native());
+#endif
+    const Re g = static_cast<Re>(f);
+    for (std::size_t i = 0; i < n; ++i) p[i] *= g;
   }
   double factor(Norm norm, bool forward) const {
     if (norm == Norm::ortho) return 1.0 / std::sqrt(count());

@@ -129,14 +129,15 @@ std::size_t place(std::vector<Piece<R>>& pieces) {
   return n;
 }
 
-// A stream for transfers, so that they overlap packing on the default stream.
+// A stream for transfers, so that they overlap packing (and FFT stages) on the default stream;
+// high priority, so that NCCL's kernels get SMs as soon as a compute kernel's blocks retire.
 const Stream& transfer_stream(Device d) {
   if (!d.is_cuda()) return Stream::default_for(d);
   static std::mutex mu;
   static auto* streams = new std::map<int, Stream*>();  // leaked: CUDA may be gone at exit
   std::lock_guard<std::mutex> lock(mu);
   auto& s = (*streams)[d.index()];
-  if (!s) s = new Stream(d);
+  if (!s) s = new Stream(d, Stream::Priority::high);
   return *s;
 }
 
@@ -226,7 +227,8 @@ void detail::exchange(const comm::ProcessGroup& g, const Side<T, R>& src, const 
     for (const auto& p : sends)
       if (p.staged && s < static_cast<int>(p.parts.size()))
         detail::copy_view(staging(pack, p, s), src.view(p.parts[s], me)), packed = true;
-    if (packed && &wire != &work) {
+    // The transfers of step s read what the producer or the packing just wrote on `work`.
+    if ((packed || s < hooks) && &wire != &work) {
       Event e(d);
       e.record(work);
       e.wait_on(wire);

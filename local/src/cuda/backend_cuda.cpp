@@ -44,10 +44,12 @@ void configure_pool(int device) {
 }
 }  // namespace
 
-void* stream_create(int device) {
+void* stream_create(int device, bool high_priority) {
   ScopedDevice g(device);
+  int least = 0, greatest = 0;  // numerically, greatest < least
+  TESSERA_CHECK_CUDA(cudaDeviceGetStreamPriorityRange(&least, &greatest));
   cudaStream_t s;
-  TESSERA_CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  TESSERA_CHECK_CUDA(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, high_priority ? greatest : least));
   return s;
 }
 void stream_destroy(int device, void* s) noexcept {

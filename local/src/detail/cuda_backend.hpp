@@ -6,7 +6,7 @@
 #include "tessera/local/device.hpp"
 
 namespace tessera::detail::cuda {
-void* stream_create(int device);
+void* stream_create(int device, bool high_priority);
 void stream_destroy(int device, void* s) noexcept;
 void stream_synchronize(int device, void* s);
 void* event_create(int device);

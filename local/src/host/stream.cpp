@@ -13,10 +13,12 @@
 namespace tessera {
 namespace cu = detail::cuda;
 
-Stream::Stream(Device d) : device_(d) {
+Stream::Stream(Device d, Priority priority) : device_(d) {
   check_device_usable(d);
 #if TESSERA_HAVE_CUDA
-  if (d.is_cuda()) handle_ = cu::stream_create(d.index());
+  if (d.is_cuda()) handle_ = cu::stream_create(d.index(), priority == Priority::high);
+#else
+  (void)priority;
 #endif
 }
 

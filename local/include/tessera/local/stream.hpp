@@ -9,8 +9,11 @@ namespace tessera {
 
 class Stream {
  public:
-  // A new stream on `d` (CUDA: non-blocking with respect to the legacy default stream).
-  explicit Stream(Device d);
+  enum class Priority { normal, high };
+  // A new stream on `d` (CUDA: non-blocking with respect to the legacy default stream). A `high`
+  // priority stream's kernels are scheduled first whenever SMs free up: communication kernels
+  // (NCCL) on it are not starved by the compute kernels they are meant to overlap.
+  explicit Stream(Device d, Priority priority = Priority::normal);
   ~Stream();
   Stream(Stream&& o) noexcept;
   Stream& operator=(Stream&& o) noexcept;
