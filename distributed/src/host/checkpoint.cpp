@@ -34,7 +34,7 @@ std::string broadcast_string(const comm::ProcessGroup& g, const std::string& s, 
   std::int64_t n = static_cast<std::int64_t>(s.size());
   g.broadcast(&n, &n, 1, DType::int64, root, host_stream());
   std::vector<std::int64_t> words((n + 7) / 8);
-  if (g.rank() == root) std::memcpy(words.data(), s.data(), s.size());
+  if (g.rank() == root && n > 0) std::memcpy(words.data(), s.data(), s.size());  // data() of empty: null
   if (!words.empty()) g.broadcast(words.data(), words.data(), words.size(), DType::int64, root, host_stream());
   return std::string(reinterpret_cast<const char*>(words.data()), static_cast<std::size_t>(n));
 }
