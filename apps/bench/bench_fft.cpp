@@ -12,6 +12,7 @@
 #include <tessera/distributed/elementwise.hpp>
 #include <tessera/distributed/fft.hpp>
 #include <tessera/distributed/reduce.hpp>
+#include <tessera/local/fft_plan.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -32,7 +33,7 @@ using tessera::local::index_t;
 namespace {
 struct Options {
   index_t nx = 0, ny = 0, nz = 0;
-  int iters = 10, warmup = 3, chunks = 0;
+  int iters = 10, warmup = 3, chunks = 0, emulate = 0;
   std::string type = "c2c", precision = "single", decomp = "auto";
 };
 
@@ -81,6 +82,38 @@ struct Spike {
     return g[0] == k[0] && g[1] == k[1] && g[2] == k[2] ? C(peak, 0) : C(0, 0);
   }
 };
+
+// --emulate P (one rank, C2C): the local work one of P ranks does in a slab forward of the same
+// global size, each part timed alone: the 2-D FFT of its n0/P planes (stage 0), the 1-D FFT along
+// axis 0 of its [n0, n1/P, n2] block with stride (stage 1), and, for comparison, the same number
+// of contiguous 1-D transforms. Their sum is the compute the transposes must hide.
+template <class C>
+void emulate(tessera::Runtime& rt, const Options& o, int P) {
+  namespace lf = tessera::local::fft;
+  const auto d = rt.device();
+  const auto& s = tessera::Stream::default_for(d);
+  const lf::Precision prec = sizeof(C) == 8 ? lf::Precision::single : lf::Precision::double_;
+  const index_t p0 = (o.nx + P - 1) / P, p1 = (o.ny + P - 1) / P;
+  const index_t elems = std::max(p0 * o.ny * o.nz, o.nx * p1 * o.nz);
+  tessera::local::Array<C, 1> buf(td::Index<1>{elems}, d);
+  tessera::local::fill(buf, C(1, 0));
+  auto time = [&](const char* what, lf::PlanDesc desc) {
+    const auto plan = lf::get_plan(desc);
+    const double ms = median_ms(rt.world(), s, o.warmup, o.iters,
+                                [&] { plan->execute(buf.data(), buf.data(), lf::Direction::forward, s); });
+    std::printf("emulate %d ranks: %-34s %8.3f ms\n", P, what, ms);
+    return ms;
+  };
+  auto s0 = lf::make_desc(d, lf::Kind::c2c, prec, {o.ny, o.nz}, p0, true);
+  const double t0 = time("stage 0: 2-D FFTs of n0/P planes", s0);
+  lf::PlanDesc s1 = lf::make_desc(d, lf::Kind::c2c, prec, {o.nx}, p1 * o.nz, true);
+  s1.istride = s1.ostride = p1 * o.nz;
+  s1.idist = s1.odist = 1;
+  s1.inembed[0] = s1.onembed[0] = o.nx;
+  const double t1 = time("stage 1: strided 1-D FFTs (axis 0)", s1);
+  time("reference: contiguous 1-D FFTs", lf::make_desc(d, lf::Kind::c2c, prec, {o.nx}, p1 * o.nz, true));
+  std::printf("emulate %d ranks: stage 0 + stage 1 = %.3f ms of local FFT per rank\n", P, t0 + t1);
+}
 
 template <class In>
 bool run(tessera::Runtime& rt, const Options& o) {
@@ -144,7 +177,8 @@ int main(int argc, char** argv) {
       ("decomp", po::value(&o.decomp)->default_value(o.decomp), "slab, pencil or auto")  //
       ("chunks", po::value(&o.chunks)->default_value(o.chunks), "transpose pipeline depth (0: the default)")  //
       ("iters", po::value(&o.iters)->default_value(o.iters), "timed runs of each direction (median)")  //
-      ("warmup", po::value(&o.warmup)->default_value(o.warmup), "untimed runs first");
+      ("warmup", po::value(&o.warmup)->default_value(o.warmup), "untimed runs first")  //
+      ("emulate", po::value(&o.emulate)->default_value(0), "one rank, c2c: time the local FFT stages of P ranks");
   po::positional_options_description pos;
   pos.add("nx", 1).add("ny", 1).add("nz", 1);
   try {
@@ -168,6 +202,14 @@ int main(int argc, char** argv) {
   if (rt.rank() == 0)
     std::printf("# bench_fft: %d ranks, device %s\n", rt.size(), tessera::device_description(rt.device()).c_str());
   const bool dbl = o.precision == "double", r2c = o.type == "r2c";
+  if (o.emulate > 0) {
+    if (rt.size() != 1 || r2c) {
+      if (rt.rank() == 0) std::fprintf(stderr, "bench_fft: --emulate needs one rank and --type c2c\n");
+      return 2;
+    }
+    dbl ? emulate<std::complex<double>>(rt, o, o.emulate) : emulate<std::complex<float>>(rt, o, o.emulate);
+    return 0;
+  }
   const bool ok = r2c ? (dbl ? run<double>(rt, o) : run<float>(rt, o))
                       : (dbl ? run<std::complex<double>>(rt, o) : run<std::complex<float>>(rt, o));
   return ok ? 0 : 1;
