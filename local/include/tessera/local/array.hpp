@@ -60,14 +60,15 @@ class Array {
 
   Array() = default;
   // Uninitialized, owning, row-major; allocated on the device's default stream.
-  Array(const Shape<Rank>& shape, Device d) : shape_(shape), strides_(row_major_strides(shape)), device_(d) {
-    check_shape(shape, "Array");
+  Array(const Shape<Rank>& shape, Device d)
+      : shape_(shape), strides_((check_shape(shape, "Array"), row_major_strides(shape))), device_(d) {
     const index_t n = shape_size(shape);
     buffer_ = std::make_shared<Buffer>(static_cast<std::size_t>(n) * sizeof(T), d);
     data_ = static_cast<T*>(buffer_->data());
   }
   // A view of memory the caller owns (no copy). `strides` in elements; row-major if omitted.
   static Array view(T* data, const Shape<Rank>& shape, Device d) {
+    check_shape(shape, "Array::view");  // before the strides, which would overflow
     return view(data, shape, row_major_strides(shape), d);
   }
   static Array view(T* data, const Shape<Rank>& shape, const Shape<Rank>& strides, Device d) {
