@@ -15,6 +15,8 @@
 #include <tessera/distributed/redistribute.hpp>
 #include <tessera/distributed/reduce.hpp>
 
+#include "median_ms.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -24,27 +26,6 @@
 namespace po = boost::program_options;
 namespace td = tessera::distributed;
 using tessera::local::index_t;
-
-namespace {
-// Median over iters of the slowest rank's wall time (ms); `fn` is followed by a stream sync.
-double median_ms(tessera::comm::ProcessGroup& g, const tessera::Stream& s, int warmup, int iters,
-                 const std::function<void()>& fn) {
-  for (int i = 0; i < warmup; ++i) fn();
-  s.synchronize();
-  std::vector<double> t;
-  for (int i = 0; i < iters; ++i) {
-    g.barrier();
-    const auto t0 = std::chrono::steady_clock::now();
-    fn();
-    s.synchronize();
-    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    ms = g.all_reduce(ms, tessera::comm::ReduceOp::max);
-    t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
-}  // namespace
 
 int main(int argc, char** argv) {
   tessera::Runtime rt(argc, argv);

@@ -14,6 +14,8 @@
 #include <tessera/distributed/reduce.hpp>
 #include <tessera/local/fft_plan.hpp>
 
+#include "median_ms.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -36,23 +38,6 @@ struct Options {
   int iters = 10, warmup = 3, chunks = 0, emulate = 0;
   std::string type = "c2c", precision = "single", decomp = "auto";
 };
-
-double median_ms(tessera::comm::ProcessGroup& g, const tessera::Stream& s, int warmup, int iters,
-                 const std::function<void()>& fn) {
-  for (int i = 0; i < warmup; ++i) fn();
-  s.synchronize();
-  std::vector<double> t;
-  for (int i = 0; i < iters; ++i) {
-    g.barrier();
-    const auto t0 = std::chrono::steady_clock::now();
-    fn();
-    s.synchronize();
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    t.push_back(g.all_reduce(ms, tessera::comm::ReduceOp::max));
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 // The plane wave's wavenumber: off every axis' zero and, for r2c, inside the stored half with no
 // mirror image there (0 < k_z < nz/2 needs nz >= 3).
