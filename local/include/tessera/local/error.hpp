@@ -2,20 +2,27 @@
 //   "shape mismatch in add: [512,512] vs [512,256] (rank 3, cuda:1)"
 #pragma once
 #include <stdexcept>
+#include <optional>
 #include <string>
 
 #include "tessera/local/device.hpp"
 
 namespace tessera {
 
-// The rank used in error messages. Runtime sets it from MPI; before that it falls back to the
-// launcher's environment (OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), or -1 if unknown.
+/// The rank used in error messages: set by the Runtime from MPI; before that the launcher's rank
+/// (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID), or -1 if unknown.
 int process_rank() noexcept;
+/// Sets the rank error messages name (the Runtime does this).
 void set_process_rank(int rank) noexcept;
+/// The device error messages name when the error has none of its own: the Runtime's device.
+std::optional<Device> process_device() noexcept;
+/// Sets (or, with nothing, clears) the device error messages name by default.
+void set_process_device(std::optional<Device> device) noexcept;
 
 class Error : public std::runtime_error {
  public:
-  // `what()` is `message` followed by " (rank r)" or " (rank r, <device>)".
+  /// `what()` is `message` followed by " (rank r, <device>)": the device given, else the
+  /// Runtime's; " (rank r)" when neither is known.
   explicit Error(const std::string& message);
   Error(const std::string& message, const Device& device);
   const std::string& message() const noexcept { return message_; }

@@ -1,0 +1,70 @@
+// Settings: every TESSERA_* environment variable, read once into one value, validated and
+// printable. The Runtime (or the first use without one) reads the environment; Options structs of
+// the layers above take their defaults from settings(). No other file of the library reads the
+// environment. The README's settings table documents each field.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tessera {
+
+struct Settings {
+  // TESSERA_DEVICE: "" (one GPU per node-local rank, else host), host, cpu, cuda or cuda:N.
+  std::string device;
+  // TESSERA_VERBOSE=1: rank 0 prints these settings when a Runtime starts.
+  bool verbose = false;
+  // TESSERA_NCCL=0: device buffers go through MPI instead of NCCL.
+  bool nccl = true;
+  // TESSERA_COMM_TIMEOUT: seconds before a collective is declared hung (> 0).
+  double comm_timeout = 300.0;
+  // TESSERA_CHECK=1: consistency mode (every distributed call is checked across ranks first).
+  bool check = false;
+  // TESSERA_POOL_RELEASE_THRESHOLD: bytes the CUDA memory pool keeps cached (default: all).
+  std::uint64_t pool_release_threshold = UINT64_MAX;
+  // TESSERA_EXCHANGE_CHUNKS: most chunks a piece of an exchange is cut into (redistribute, halos,
+  // FFT transposes); 0 = automatic: 4 on GPUs (best measured on 4 H200s), 1 on the host.
+  int exchange_chunks = 0;
+  // TESSERA_EXCHANGE_CHUNK_MIB: least size of a chunk in MiB (0 cuts every piece into the most).
+  int exchange_chunk_mib = 16;
+  // TESSERA_FFT_CHUNKS: pipeline depth of the FFT's transposes; 0 = the exchange's.
+  int fft_chunks = 0;
+  // TESSERA_COPY_BLOCKS_PER_SM: blocks per SM of the row-copy (packing) kernel (>= 1).
+  int copy_blocks_per_sm = 2;
+  // TESSERA_COPY_ENGINE=1: packing by cudaMemcpy2DAsync (copy engines) instead of a kernel.
+  bool copy_engine = false;
+  // TESSERA_MPIIO_COLLECTIVE=1: collective MPI-IO calls for .npy (see the README).
+  bool mpiio_collective = false;
+  // The launcher's rank (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID), -1 if none:
+  // error messages use it before MPI is up.
+  int launcher_rank = -1;
+
+  /// Reads and validates every variable; throws InvalidArgument naming the variable, the value
+  /// and what is accepted.
+  static Settings from_environment();
+  /// The same from any lookup (tests): `lookup(name)` returns the variable's value or nothing.
+  static Settings parse(const std::function<std::optional<std::string>(std::string_view)>& lookup);
+  /// The exchange's chunk count on a device of this kind (resolves 0 = automatic).
+  int chunks_for(bool cuda) const { return exchange_chunks > 0 ? exchange_chunks : cuda ? 4 : 1; }
+  /// The FFT transposes' chunk count (resolves 0 = the exchange's).
+  int fft_chunks_for(bool cuda) const { return fft_chunks > 0 ? fft_chunks : chunks_for(cuda); }
+  /// One "NAME=value" line per variable, with its meaning.
+  std::string str() const;
+};
+
+/// The process's settings: those installed by the current Runtime, else read from the environment
+/// on first use.
+const Settings& settings();
+/// Replaces the process's settings (a Runtime does this at start; tests do it to try values).
+void set_settings(const Settings& s);
+
+namespace detail {
+// The value of an environment variable, for code that must save and restore one (tests).
+std::optional<std::string> environment_value(std::string_view name);
+// The launcher's rank without validating anything else (error messages use it; never throws).
+int launcher_rank() noexcept;
+}  // namespace detail
+
+}  // namespace tessera

@@ -1,0 +1,145 @@
+// The one place that reads the environment (a test greps the sources for others).
+#include "tessera/local/settings.hpp"
+
+#include <atomic>
+#include <charconv>
+#include <cstdlib>
+#include <deque>
+#include <mutex>
+#include <sstream>
+
+#include "tessera/local/device.hpp"
+#include "tessera/local/error.hpp"
+
+namespace tessera {
+namespace {
+using Lookup = std::function<std::optional<std::string>(std::string_view)>;
+
+[[noreturn]] void bad(std::string_view name, const std::string& value, const char* accepted) {
+  throw InvalidArgument("invalid setting " + std::string(name) + "='" + value + "': expected " + accepted);
+}
+
+bool parse_bool(const Lookup& get, std::string_view name, bool fallback) {
+  const auto v = get(name);
+  if (!v || v->empty()) return fallback;
+  if (*v == "1" || *v == "true" || *v == "on" || *v == "yes") return true;
+  if (*v == "0" || *v == "false" || *v == "off" || *v == "no") return false;
+  bad(name, *v, "0, 1, true, false, on, off, yes or no");
+}
+
+template <class I>
+I parse_int(const Lookup& get, std::string_view name, I fallback, I least, const char* accepted) {
+  const auto v = get(name);
+  if (!v || v->empty()) return fallback;
+  I out{};
+  auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), out);
+  if (ec != std::errc() || p != v->data() + v->size() || out < least) bad(name, *v, accepted);
+  return out;
+}
+
+double parse_seconds(const Lookup& get, std::string_view name, double fallback) {
+  const auto v = get(name);
+  if (!v || v->empty()) return fallback;
+  char* end = nullptr;
+  const double d = std::strtod(v->c_str(), &end);
+  if (end != v->c_str() + v->size() || !(d > 0) || d > 1e9) bad(name, *v, "a number of seconds > 0");
+  return d;
+}
+
+int rank_from(const Lookup& get) {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"}) {
+    if (auto v = get(var); v && !v->empty()) {
+      int r = -1;
+      auto [p, ec] = std::from_chars(v->data(), v->data() + v->size(), r);
+      if (ec == std::errc() && p == v->data() + v->size() && r >= 0) return r;
+    }
+  }
+  return -1;
+}
+
+std::mutex& mu() { static std::mutex m; return m; }
+// Every Settings ever installed stays alive: settings() hands out references.
+std::deque<Settings>& installed() { static auto* d = new std::deque<Settings>(); return *d; }
+std::atomic<const Settings*> current{nullptr};
+}  // namespace
+
+namespace detail {
+std::optional<std::string> environment_value(std::string_view name) {
+  const char* v = std::getenv(std::string(name).c_str());
+  if (!v) return std::nullopt;
+  return std::string(v);
+}
+int launcher_rank() noexcept {
+  try {
+    return rank_from(environment_value);
+  } catch (...) {
+    return -1;
+  }
+}
+}  // namespace detail
+
+Settings Settings::parse(const Lookup& get) {
+  Settings s;
+  if (auto d = get("TESSERA_DEVICE"); d && !d->empty()) {
+    if (*d != "cuda") {
+      try {
+        (void)Device::parse(*d);
+      } catch (const InvalidArgument&) {
+        bad("TESSERA_DEVICE", *d, "host, cpu, cuda or cuda:N");
+      }
+    }
+    s.device = *d;
+  }
+  s.verbose = parse_bool(get, "TESSERA_VERBOSE", s.verbose);
+  s.nccl = parse_bool(get, "TESSERA_NCCL", s.nccl);
+  s.comm_timeout = parse_seconds(get, "TESSERA_COMM_TIMEOUT", s.comm_timeout);
+  s.check = parse_bool(get, "TESSERA_CHECK", s.check);
+  s.pool_release_threshold = parse_int<std::uint64_t>(get, "TESSERA_POOL_RELEASE_THRESHOLD", s.pool_release_threshold,
+                                                      0, "a byte count >= 0");
+  s.exchange_chunks = parse_int(get, "TESSERA_EXCHANGE_CHUNKS", s.exchange_chunks, 0, "an integer >= 0 (0: automatic)");
+  s.exchange_chunk_mib = parse_int(get, "TESSERA_EXCHANGE_CHUNK_MIB", s.exchange_chunk_mib, 0, "an integer >= 0");
+  s.fft_chunks = parse_int(get, "TESSERA_FFT_CHUNKS", s.fft_chunks, 0, "an integer >= 0 (0: the exchange's)");
+  s.copy_blocks_per_sm = parse_int(get, "TESSERA_COPY_BLOCKS_PER_SM", s.copy_blocks_per_sm, 1, "an integer >= 1");
+  s.copy_engine = parse_bool(get, "TESSERA_COPY_ENGINE", s.copy_engine);
+  s.mpiio_collective = parse_bool(get, "TESSERA_MPIIO_COLLECTIVE", s.mpiio_collective);
+  s.launcher_rank = rank_from(get);
+  return s;
+}
+
+Settings Settings::from_environment() { return parse(detail::environment_value); }
+
+std::string Settings::str() const {
+  std::ostringstream o;
+  auto b = [](bool v) { return v ? "1" : "0"; };
+  o << "TESSERA_DEVICE=" << device << "    (empty: one GPU per node-local rank, else host)\n"
+    << "TESSERA_VERBOSE=" << b(verbose) << "\n"
+    << "TESSERA_NCCL=" << b(nccl) << "    (0: device buffers through MPI)\n"
+    << "TESSERA_COMM_TIMEOUT=" << comm_timeout << "    (seconds)\n"
+    << "TESSERA_CHECK=" << b(check) << "    (consistency mode)\n"
+    << "TESSERA_POOL_RELEASE_THRESHOLD=" << pool_release_threshold << "    (bytes)\n"
+    << "TESSERA_EXCHANGE_CHUNKS=" << exchange_chunks << "    (0: 4 on GPUs, 1 on host)\n"
+    << "TESSERA_EXCHANGE_CHUNK_MIB=" << exchange_chunk_mib << "\n"
+    << "TESSERA_FFT_CHUNKS=" << fft_chunks << "    (0: the exchange's)\n"
+    << "TESSERA_COPY_BLOCKS_PER_SM=" << copy_blocks_per_sm << "\n"
+    << "TESSERA_COPY_ENGINE=" << b(copy_engine) << "\n"
+    << "TESSERA_MPIIO_COLLECTIVE=" << b(mpiio_collective) << "\n";
+  return o.str();
+}
+
+const Settings& settings() {
+  if (const Settings* s = current.load(std::memory_order_acquire)) return *s;
+  Settings fresh = Settings::from_environment();  // may throw; nothing is installed then
+  std::lock_guard<std::mutex> lock(mu());
+  if (const Settings* s = current.load(std::memory_order_acquire)) return *s;
+  installed().push_back(std::move(fresh));
+  current.store(&installed().back(), std::memory_order_release);
+  return installed().back();
+}
+
+void set_settings(const Settings& s) {
+  std::lock_guard<std::mutex> lock(mu());
+  installed().push_back(s);
+  current.store(&installed().back(), std::memory_order_release);
+}
+
+}  // namespace tessera
