@@ -1,17 +1,20 @@
-// The CUDA side of streams, events and memory (runtime API only; no kernels here).
+// The CUDA device runtime: streams, events and memory (runtime API only; no kernels here).
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <mutex>
 #include <string>
 #include <vector>
 
-#include "../detail/cuda_backend.hpp"
+#include "../detail/device_runtime.hpp"
 #include "tessera/local/cuda_check.hpp"
 #include "tessera/local/error.hpp"
+#include "tessera/local/settings.hpp"
 
-namespace tessera::detail::cuda {
+namespace tessera::detail {
+std::size_t cuda_self_test(const Device& device, std::size_t n);  // self_test.cu
+
+namespace cuda {
 namespace {
 cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
 
@@ -37,8 +40,7 @@ void configure_pool(int device) {
   if (done[device]) return;
   cudaMemPool_t pool;
   TESSERA_CHECK_CUDA(cudaDeviceGetDefaultMemPool(&pool, device));
-  std::uint64_t threshold = UINT64_MAX;
-  if (const char* v = std::getenv("TESSERA_POOL_RELEASE_THRESHOLD")) threshold = std::strtoull(v, nullptr, 10);
+  std::uint64_t threshold = settings().pool_release_threshold;
   TESSERA_CHECK_CUDA(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold));
   done[device] = true;
 }
@@ -140,7 +142,37 @@ void memcpy_async(void* dst, const void* src, std::size_t bytes, int device, voi
   ScopedDevice g(device);
   TESSERA_CHECK_CUDA(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, as_stream(stream)));
 }
-}  // namespace tessera::detail::cuda
+
+class CudaRuntime final : public DeviceRuntime {
+ public:
+  void* stream_create(int d, bool high) const override { return cuda::stream_create(d, high); }
+  void stream_destroy(int d, void* s) const noexcept override { cuda::stream_destroy(d, s); }
+  void stream_synchronize(int d, void* s) const override { cuda::stream_synchronize(d, s); }
+  void* event_create(int d) const override { return cuda::event_create(d); }
+  void event_destroy(void* e) const noexcept override { (void)cudaEventDestroy(static_cast<cudaEvent_t>(e)); }
+  void event_record(int d, void* e, void* s) const override { cuda::event_record(d, e, s); }
+  void stream_wait_event(int d, void* s, void* e) const override { cuda::stream_wait_event(d, s, e); }
+  void event_synchronize(void* e) const override { cuda::event_synchronize(e); }
+  float event_elapsed_ms(void* a, void* b) const override { return cuda::event_elapsed_ms(a, b); }
+  int current_device() const override { return cuda::current_device(); }
+  void set_current_device(int d) const override { cuda::set_current_device(d); }
+  void* allocate(std::size_t bytes, int d, void* s) const override { return cuda::malloc_async(bytes, d, s); }
+  void deallocate(void* p, int d, void* s) const noexcept override { cuda::free_async(p, d, s); }
+  void* allocate_pinned(std::size_t bytes) const override { return cuda::malloc_pinned(bytes); }
+  void free_pinned(void* p) const noexcept override { cuda::free_pinned(p); }
+  void copy(void* dst, const void* src, std::size_t bytes, int d, void* s, bool sync) const override {
+    cuda::memcpy_async(dst, src, bytes, d, s);
+    if (sync) cuda::stream_synchronize(d, s);
+  }
+  std::size_t self_test(int d, std::size_t n) const override { return cuda_self_test(Device::cuda(d), n); }
+};
+}  // namespace cuda
+
+const DeviceRuntime& cuda_runtime() {
+  static const cuda::CudaRuntime r;
+  return r;
+}
+}  // namespace tessera::detail
 
 namespace tessera::local::detail {
 int multiprocessor_count(int device) {

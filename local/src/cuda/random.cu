@@ -4,11 +4,12 @@
 
 #include <cstdint>
 
-#include "../detail/random_cuda.hpp"
+#include "../detail/random_kernels.hpp"
 #include "tessera/local/cuda_check.hpp"
 #include "tessera/local/philox.hpp"
 
-namespace tessera::detail::cuda {
+namespace tessera::detail {
+namespace cuda {
 namespace {
 
 template <class T>
@@ -49,29 +50,33 @@ void launch(T* out, std::int64_t n, std::uint64_t seed, std::uint64_t offset, F 
 
 }  // namespace
 
-void random_uniform(float* out, std::int64_t n, std::uint64_t seed, std::uint64_t offset,
-                    float low, float range, float top, void* stream) {
-  launch(out, n, seed, offset, Uniform<float>{low, range, top}, stream);
-}
-void random_uniform(double* out, std::int64_t n, std::uint64_t seed, std::uint64_t offset,
-                    double low, double range, double top, void* stream) {
-  launch(out, n, seed, offset, Uniform<double>{low, range, top}, stream);
-}
-void random_normal(float* out, std::int64_t n, std::uint64_t seed, std::uint64_t offset,
-                   float mean, float stddev, void* stream) {
-  launch(out, n, seed, offset, Normal<float>{mean, stddev}, stream);
-}
-void random_normal(double* out, std::int64_t n, std::uint64_t seed, std::uint64_t offset,
-                   double mean, double stddev, void* stream) {
-  launch(out, n, seed, offset, Normal<double>{mean, stddev}, stream);
-}
-void random_integers(std::int32_t* out, std::int64_t n, std::uint64_t seed, std::uint64_t offset,
-                     std::int32_t low, std::uint64_t range, void* stream) {
-  launch(out, n, seed, offset, Integer<std::int32_t>{low, range}, stream);
-}
-void random_integers(std::int64_t* out, std::int64_t n, std::uint64_t seed, std::uint64_t offset,
-                     std::int64_t low, std::uint64_t range, void* stream) {
-  launch(out, n, seed, offset, Integer<std::int64_t>{low, range}, stream);
-}
+#define TESSERA_RANDOM_ARGS std::int64_t n, std::uint64_t seed, std::uint64_t offset
+class CudaRandom final : public RandomKernels {
+ public:
+  void uniform(float* o, TESSERA_RANDOM_ARGS, float low, float range, float top, void* s) const override {
+    launch(o, n, seed, offset, Uniform<float>{low, range, top}, s);
+  }
+  void uniform(double* o, TESSERA_RANDOM_ARGS, double low, double range, double top, void* s) const override {
+    launch(o, n, seed, offset, Uniform<double>{low, range, top}, s);
+  }
+  void normal(float* o, TESSERA_RANDOM_ARGS, float mean, float stddev, void* s) const override {
+    launch(o, n, seed, offset, Normal<float>{mean, stddev}, s);
+  }
+  void normal(double* o, TESSERA_RANDOM_ARGS, double mean, double stddev, void* s) const override {
+    launch(o, n, seed, offset, Normal<double>{mean, stddev}, s);
+  }
+  void integers(std::int32_t* o, TESSERA_RANDOM_ARGS, std::int32_t low, std::uint64_t range, void* s) const override {
+    launch(o, n, seed, offset, Integer<std::int32_t>{low, range}, s);
+  }
+  void integers(std::int64_t* o, TESSERA_RANDOM_ARGS, std::int64_t low, std::uint64_t range, void* s) const override {
+    launch(o, n, seed, offset, Integer<std::int64_t>{low, range}, s);
+  }
+};
+#undef TESSERA_RANDOM_ARGS
+}  // namespace cuda
 
-}  // namespace tessera::detail::cuda
+const RandomKernels& cuda_random() {
+  static const cuda::CudaRandom k;
+  return k;
+}
+}  // namespace tessera::detail

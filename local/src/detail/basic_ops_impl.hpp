@@ -2,6 +2,7 @@
 // (src/cuda/*.cu, then host and CUDA arrays both work) and by the C++ compiler otherwise.
 #pragma once
 #include "tessera/local/basic_ops.hpp"
+#include "tessera/local/element_types.hpp"
 #include "tessera/local/expr.hpp"
 
 namespace tessera::local::detail {
@@ -52,11 +53,16 @@ template <class T> void iota(const Array<T, 1>& out, double start, double step) 
   template void tessera::local::detail::copy6<T>(const Array6<T>&, const Array6<T>&);                   \
   template void tessera::local::detail::iota<T>(const tessera::local::Array<T, 1>&, double, double);
 
-#define TESSERA_INSTANTIATE_CASTS_FROM(T)                                                               \
-  template void tessera::local::detail::cast6<bool, T>(const Array6<bool>&, const Array6<T>&);           \
-  template void tessera::local::detail::cast6<std::int32_t, T>(const Array6<std::int32_t>&, const Array6<T>&); \
-  template void tessera::local::detail::cast6<std::int64_t, T>(const Array6<std::int64_t>&, const Array6<T>&); \
-  template void tessera::local::detail::cast6<float, T>(const Array6<float>&, const Array6<T>&);         \
-  template void tessera::local::detail::cast6<double, T>(const Array6<double>&, const Array6<T>&);       \
-  template void tessera::local::detail::cast6<tessera::complex64, T>(const Array6<tessera::complex64>&, const Array6<T>&); \
-  template void tessera::local::detail::cast6<tessera::complex128, T>(const Array6<tessera::complex128>&, const Array6<T>&);
+#define TESSERA_INSTANTIATE_DIV(T) \
+  template void tessera::local::detail::div6<T>(const Array6<T>&, const Array6<T>&, const Array6<T>&);
+
+namespace tessera::local::detail {
+// cast6<U, T> for every U of the element list: taking their addresses instantiates them.
+template <class T, class... U>
+const void* casts_from(std::tuple<U...>*) {
+  static constexpr std::tuple<decltype(&cast6<U, T>)...> table{&cast6<U, T>...};
+  return &table;
+}
+}  // namespace tessera::local::detail
+#define TESSERA_INSTANTIATE_CASTS_FROM(T) \
+  template const void* tessera::local::detail::casts_from<T>(tessera::ElementTypes*);

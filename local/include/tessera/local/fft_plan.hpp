@@ -81,6 +81,8 @@ class PlanBackend {
 };
 std::unique_ptr<PlanBackend> make_fftw_plan(const PlanDesc& normalized);
 std::unique_ptr<PlanBackend> make_cufft_plan(const PlanDesc& normalized);  // CUDA builds only
+// The backend for the descriptor's device (src/common/backends.cpp).
+std::unique_ptr<PlanBackend> make_plan_backend(const PlanDesc& normalized);
 }  // namespace detail
 
 class Plan {

@@ -26,13 +26,7 @@
 #pragma once
 #include <cstdint>
 
-#ifndef TESSERA_HD
-#if defined(__CUDACC__)
-#define TESSERA_HD __host__ __device__
-#else
-#define TESSERA_HD
-#endif
-#endif
+#include "tessera/local/hd.hpp"
 
 namespace tessera::philox {
 

@@ -20,8 +20,8 @@ class Stream {
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
 
-  // The per-process default stream of `d`, created on first use, alive until exit. Tessera's
-  // operations use it unless given another.
+  /// The default (compute) stream of `d` in the current Context, made on first use; Tessera's
+  /// operations use it unless given another.
   static Stream& default_for(Device d);
 
   Device device() const noexcept { return device_; }
@@ -69,6 +69,7 @@ class DeviceGuard {
 
  private:
   int previous_ = -1;
+  DeviceKind kind_ = DeviceKind::host;
 };
 
 }  // namespace tessera

@@ -1,0 +1,69 @@
+// The CUDA executor of expression trees (nvcc translation units only): one grid-stride kernel per
+// assignment, vectorised over four elements per thread when everything is contiguous.
+#pragma once
+#ifndef __CUDACC__
+#error "tessera/local/expr/cuda_executor.cuh needs nvcc (include tessera/local/expr.hpp instead)"
+#endif
+#include "tessera/local/cuda_check.hpp"
+#include "tessera/local/expr/tree.hpp"
+#include "tessera/local/stream.hpp"
+
+namespace tessera::local {
+inline namespace expr_cuda {
+template <class D, class E>
+__global__ void eval_linear_kernel(D* out, E e, index_t n) {
+  constexpr int kUnroll = 4;  // independent loads in flight before the stores
+  const index_t step = static_cast<index_t>(gridDim.x) * blockDim.x * kUnroll;
+  for (index_t base = static_cast<index_t>(blockIdx.x) * blockDim.x * kUnroll + threadIdx.x; base < n; base += step) {
+    D v[kUnroll];
+#pragma unroll
+    for (int k = 0; k < kUnroll; ++k) {
+      const index_t j = base + static_cast<index_t>(k) * blockDim.x;
+      if (j < n) v[k] = convert<D>(e.template eval<true>(j, nullptr));
+    }
+#pragma unroll
+    for (int k = 0; k < kUnroll; ++k) {
+      const index_t j = base + static_cast<index_t>(k) * blockDim.x;
+      if (j < n) out[j] = v[k];
+    }
+  }
+}
+
+template <int R, class D, class E>
+__global__ void eval_strided_kernel(D* out, Shape<R> shape, Shape<R> strides, E e, index_t n) {
+  for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    index_t idx[R > 0 ? R : 1];
+    index_t rem = i, off = 0;
+    for (int d = R - 1; d >= 0; --d) {
+      idx[d] = rem % shape[d];
+      rem /= shape[d];
+      off += idx[d] * strides[d];
+    }
+    out[off] = convert<D>(e.template eval<false>(i, idx));
+  }
+}
+
+template <class T, int R, class E>
+void eval_cuda(const Array<T, R>& dst, const E& b, bool linear) {
+  const index_t n = dst.size();
+  DeviceGuard guard(dst.device());
+  auto stream = static_cast<cudaStream_t>(Stream::default_for(dst.device()).native());
+  const int sms = detail::multiprocessor_count(dst.device().index());
+  constexpr int threads = 256;
+  using D = dev_t<T>;
+  if (linear) {
+    const index_t want = (n + threads * 4 - 1) / (threads * 4);
+    const int blocks = static_cast<int>(std::min<index_t>(want, static_cast<index_t>(sms) * 16));
+    eval_linear_kernel<<<blocks, threads, 0, stream>>>(reinterpret_cast<D*>(dst.data()), b, n);
+  } else {
+    const index_t want = (n + threads - 1) / threads;
+    const int blocks = static_cast<int>(std::min<index_t>(want, static_cast<index_t>(sms) * 16));
+    eval_strided_kernel<R><<<blocks, threads, 0, stream>>>(reinterpret_cast<D*>(dst.data()), dst.shape(),
+                                                           dst.strides(), b, n);
+  }
+  TESSERA_CHECK_CUDA(cudaGetLastError());
+  detail::note_kernel_launch();
+}
+}  // inline namespace expr_cuda
+}  // namespace tessera::local
