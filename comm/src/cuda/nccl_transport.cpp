@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../detail/state.hpp"
+#include "tessera/local/settings.hpp"
 #include "tessera/comm/nccl_check.hpp"
 #include "tessera/local/cuda_check.hpp"
 #include "watchdog.hpp"
@@ -125,9 +126,11 @@ void enqueue(State& st, const Call& c, const Stream& s, F&& f, std::shared_ptr<v
 
 }  // namespace
 
+void nccl_prepare(State& st, const Device& d) { (void)comm_for(st, d); }
+
 bool nccl_usable(State& st, const Device& d) {
   int ok = 1;
-  if (const char* e = std::getenv("TESSERA_NCCL"); e && std::strcmp(e, "0") == 0) ok = 0;
+  if (!settings().nccl) ok = 0;
   // NCCL needs one GPU per rank: find ranks of this node that share a GPU (by PCI bus id, which
   // also sees through per-rank CUDA_VISIBLE_DEVICES).
   char bus[32] = {};

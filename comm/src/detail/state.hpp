@@ -64,8 +64,6 @@ struct ProcessGroup::State {
 
 namespace detail {
 
-double env_timeout();  // TESSERA_COMM_TIMEOUT, default 300 s
-
 // ---- MPI transport (mpi_transport.cpp): host pointers, or device pointers with CUDA-aware MPI.
 // Posts non-blocking MPI calls; outside a Group waits for them (with the group's deadline),
 // inside a Group leaves them to the Group's end. `after` runs once the requests completed.
@@ -97,6 +95,8 @@ void group_add_mpi(ProcessGroup::State& st, const Call& c, MpiPending&& p);
 // ---- NCCL transport (cuda/nccl_transport.cpp; stubs in builds without NCCL).
 // Whether every rank of the group can use NCCL on its device `d` (collective over the group).
 bool nccl_usable(ProcessGroup::State& st, const Device& d);
+// Makes the group's NCCL communicator on `d` now (collective), if it does not exist yet.
+void nccl_prepare(ProcessGroup::State& st, const Device& d);
 void nccl_all_reduce(ProcessGroup::State& st, const Call& c, const void* send, void* recv, ReduceOp op, const Stream& s);
 void nccl_reduce(ProcessGroup::State& st, const Call& c, const void* send, void* recv, ReduceOp op, int root,
                  const Stream& s);

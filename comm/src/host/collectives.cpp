@@ -6,6 +6,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+
+#include "tessera/local/context.hpp"
 #include <string>
 #include <vector>
 
@@ -123,23 +125,30 @@ class Stage {
     keep_.push_back(take_pinned(n ? n : 1));
     return keep_.back()->data();
   }
-  // Page-locking memory costs milliseconds: keep released staging buffers for the next call.
+  // Page-locking memory costs milliseconds: released staging buffers are kept for the next call
+  // in a pool that the current Context owns (it ends with the Context, before the CUDA runtime).
+  struct PinnedPool {
+    std::mutex mu;
+    std::multimap<std::size_t, std::unique_ptr<PinnedBuffer>> free_list;
+  };
   static std::shared_ptr<PinnedBuffer> take_pinned(std::size_t n) {
-    static std::mutex mu;
-    // Never destroyed: freeing page-locked memory after the CUDA runtime has gone is an error.
-    static auto& free_list = *new std::multimap<std::size_t, std::unique_ptr<PinnedBuffer>>;
+    auto& holder = Context::current().resource<std::shared_ptr<PinnedPool>>(
+        [] { return std::make_shared<std::shared_ptr<PinnedPool>>(std::make_shared<PinnedPool>()); });
+    std::shared_ptr<PinnedPool> pool = holder;
     std::unique_ptr<PinnedBuffer> b;
     {
-      std::lock_guard<std::mutex> lock(mu);
-      if (auto it = free_list.lower_bound(n); it != free_list.end() && it->first <= 2 * n) {
+      std::lock_guard<std::mutex> lock(pool->mu);
+      if (auto it = pool->free_list.lower_bound(n); it != pool->free_list.end() && it->first <= 2 * n) {
         b = std::move(it->second);
-        free_list.erase(it);
+        pool->free_list.erase(it);
       }
     }
     if (!b) b = std::make_unique<PinnedBuffer>(n);
-    return std::shared_ptr<PinnedBuffer>(b.release(), [](PinnedBuffer* p) {
-      std::lock_guard<std::mutex> lock(mu);
-      free_list.emplace(p->bytes(), std::unique_ptr<PinnedBuffer>(p));
+    return std::shared_ptr<PinnedBuffer>(b.release(), [weak = std::weak_ptr<PinnedPool>(pool)](PinnedBuffer* p) {
+      auto alive = weak.lock();
+      if (!alive) return delete p;  // the Context ended first
+      std::lock_guard<std::mutex> lock(alive->mu);
+      alive->free_list.emplace(p->bytes(), std::unique_ptr<PinnedBuffer>(p));
     });
   }
   const Stream& s_;
@@ -527,6 +536,12 @@ void ProcessGroup::sendrecv(const void* send, std::size_t send_count, int dest, 
 }
 
 // ---- waiting ----
+
+void ProcessGroup::prepare(const Device& d) const {
+  if (d.is_host() || size() == 1) return;
+  state_->check();
+  if (transport_for(*state_, d) == DeviceTransport::nccl) detail::nccl_prepare(*state_, d);
+}
 
 DeviceTransport ProcessGroup::device_transport(const Device& d) const {
   if (d.is_host()) throw InvalidArgument("ProcessGroup::device_transport: host buffers always use MPI");

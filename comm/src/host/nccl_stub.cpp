@@ -18,6 +18,7 @@ void nccl_reduce_scatter(State&, const Call&, const void*, void*, ReduceOp, cons
 void nccl_transfers(State&, const Call&, const std::vector<Transfer>&, const Stream&, std::shared_ptr<void>) {
   no_nccl();
 }
+void nccl_prepare(State&, const Device&) {}
 void nccl_group_end() {}
 void device_wait(State&, const Stream& s) { s.synchronize(); }
 void nccl_abort(State&) {}

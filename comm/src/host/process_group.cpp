@@ -1,34 +1,22 @@
 // ProcessGroup: communicator ownership, sub-groups, Cartesian grids, failure state.
 #include "tessera/comm/process_group.hpp"
 
-#include <cstdlib>
 #include <numeric>
 #include <sstream>
 #include <string>
 
 #include "../detail/state.hpp"
+#include "tessera/local/settings.hpp"
 
 namespace tessera::comm {
 
 using State = ProcessGroup::State;
 
-namespace detail {
-double env_timeout() {
-  const char* text = std::getenv("TESSERA_COMM_TIMEOUT");
-  if (!text || !*text) return 300.0;
-  char* end = nullptr;
-  const double v = std::strtod(text, &end);
-  if (end == text || *end != '\0' || !(v > 0))
-    throw InvalidArgument(std::string("TESSERA_COMM_TIMEOUT must be a positive number of seconds, got '") + text + "'");
-  return v;
-}
-}  // namespace detail
-
 State::State(MPI_Comm user) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) throw Error("ProcessGroup needs MPI: construct a tessera::Runtime first");
-  timeout = detail::env_timeout();
+  timeout = settings().comm_timeout;
   TESSERA_CHECK_MPI(MPI_Comm_dup(user, &comm));
   TESSERA_CHECK_MPI(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
   TESSERA_CHECK_MPI(MPI_Comm_rank(comm, &rank));

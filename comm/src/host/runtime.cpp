@@ -1,6 +1,6 @@
 #include "tessera/comm/runtime.hpp"
 
-#include <cstdlib>
+#include <cstdio>
 #include <string>
 
 #include "../detail/state.hpp"
@@ -11,13 +11,13 @@ namespace tessera {
 
 Device select_device(int local_rank) {
   const int gpus = cuda_device_count();
-  if (const char* forced = std::getenv("TESSERA_DEVICE"); forced && *forced) {
-    const std::string text(forced);
-    if (text == "cuda") {
+  const std::string& forced = tessera::settings().device;
+  if (!forced.empty()) {
+    if (forced == "cuda") {
       if (gpus == 0) throw BackendUnavailable("TESSERA_DEVICE=cuda but no CUDA device is visible");
       return Device::cuda(local_rank % gpus);
     }
-    Device d = Device::parse(text);
+    Device d = Device::parse(forced);
     check_device_usable(d);
     return d;
   }
@@ -28,6 +28,8 @@ Runtime::Runtime() { init(nullptr, nullptr); }
 Runtime::Runtime(int& argc, char**& argv) { init(&argc, &argv); }
 
 void Runtime::init(int* argc, char*** argv) {
+  settings_ = Settings::from_environment();  // before MPI: a bad value fails fast, on every rank
+  set_settings(settings_);
   int initialized = 0;
   TESSERA_CHECK_MPI(MPI_Initialized(&initialized));
   if (!initialized) {
@@ -38,12 +40,18 @@ void Runtime::init(int* argc, char*** argv) {
     TESSERA_CHECK_MPI(MPI_Query_thread(&thread_level_));
   }
   try {
+    context_ = std::make_unique<Context>();
     world_.emplace(comm::ProcessGroup::world());
     set_process_rank(world_->rank());
     device_ = select_device(world_->local_rank());
     make_current(device_);
+    set_process_device(device_);
+    if (settings_.verbose && world_->rank() == 0)
+      std::fprintf(stderr, "tessera: %d ranks, rank 0 on %s; settings:\n%s", world_->size(), device_.str().c_str(),
+                   settings_.str().c_str());
   } catch (...) {
     world_.reset();
+    context_.reset();
     if (owns_mpi_) MPI_Finalize();
     throw;
   }
@@ -51,10 +59,17 @@ void Runtime::init(int* argc, char*** argv) {
 
 Runtime::~Runtime() {
   try {
+    context_->synchronize();
+  } catch (...) {  // a failed device: release what can be released
+  }
+  context_->release_resources();  // plan caches, pools, halo buffers (they may hold groups)
+  try {
     comm::detail::nccl_shutdown();  // every NCCL communicator, newest first, and the watchdog
   } catch (...) {  // nothing to report to from a destructor
   }
   world_.reset();  // free our communicators before MPI goes away
+  context_.reset();  // the streams
+  set_process_device(std::nullopt);
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (owns_mpi_ && !finalized) MPI_Finalize();

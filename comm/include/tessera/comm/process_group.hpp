@@ -91,7 +91,11 @@ class ProcessGroup {
   // Collective deadline of this group (shared by its copies), seconds.
   void set_timeout(double seconds);
   double timeout() const noexcept;
-  // How device buffers travel in this group (decided on the first device collective, or now).
+  /// Makes the group ready for device buffers on `d` (collective over the group): decides the
+  /// transport and makes the NCCL communicator, so that later collectives, in any order and on
+  /// any subset of ranks (grouped sends and receives), need no setup. Idempotent; free on host.
+  void prepare(const Device& d) const;
+  /// How device buffers travel in this group (decided on the first device collective, or now).
   DeviceTransport device_transport(const Device& d) const;
   // Waits for the stream under the group's deadline; throws CommError if the group failed.
   void synchronize(const Stream& s) const;
