@@ -36,9 +36,8 @@ class DeviceTest : public ::testing::Test {
   void SetUp() override {
     if constexpr (std::is_same_v<K, CudaKind>) {
       if (!TESSERA_HAVE_CUDA) GTEST_SKIP() << "CUDA backend not built into this Tessera";
-      const int gpus = cuda_device_count();
-      if (gpus == 0) GTEST_SKIP() << "no GPU visible to this process";
-      device_ = Device::cuda(node_local_rank() % gpus);
+      if (cuda_device_count() == 0) GTEST_SKIP() << "no GPU visible to this process";
+      device_ = device_for_local_rank(node_local_rank());
       make_current(device_);
     }
   }

@@ -10,7 +10,7 @@
 #include <tessera/tessera.hpp>
 #include <tessera/distributed/creation.hpp>
 #include <tessera/distributed/elementwise.hpp>
-#include <tessera/distributed/fft.hpp>
+#include <tessera/fft/fft.hpp>
 #include <tessera/distributed/reduce.hpp>
 #include <tessera/local/fft_plan.hpp>
 

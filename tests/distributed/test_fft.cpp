@@ -8,7 +8,7 @@
 
 #include "../device_test.hpp"
 #include "dist_test_util.hpp"
-#include "tessera/distributed/fft.hpp"
+#include "tessera/fft/fft.hpp"
 #include "tessera/distributed/redistribute.hpp"
 #include "tessera/local/fft_plan.hpp"
 

@@ -11,6 +11,7 @@
 
 #include "device_test.hpp"
 #include "tessera/distributed/redistribute.hpp"
+#include "tessera/local/settings.hpp"
 #include "tessera/local/basic_ops.hpp"
 
 namespace {
@@ -159,16 +160,17 @@ TYPED_TEST(Redistribute, UnevenEmptyAndExplicitBlocks) {
   check_pair<double, 2>(Layout<2>::block(g2, {2, 3}), Layout<2>(g1, {2, 3}, {-1, 0}), this->device());
 }
 
-// Pipelining cuts pieces into chunks that travel in steps; the result must not change.
+// Pipelining cuts pieces into chunks that travel in steps; the result must not change. The
+// settings are the defaults of every exchange (TESSERA_EXCHANGE_CHUNKS, _CHUNK_MIB).
 struct ChunkEnv {
-  ChunkEnv(const char* chunks) {
-    setenv("TESSERA_REDISTRIBUTE_CHUNKS", chunks, 1);
-    setenv("TESSERA_REDISTRIBUTE_CHUNK_MIB", "0", 1);
+  tessera::Settings saved = tessera::settings();
+  explicit ChunkEnv(int chunks) {
+    tessera::Settings s = saved;
+    s.exchange_chunks = chunks;
+    s.exchange_chunk_mib = 0;
+    tessera::set_settings(s);
   }
-  ~ChunkEnv() {
-    unsetenv("TESSERA_REDISTRIBUTE_CHUNKS");
-    unsetenv("TESSERA_REDISTRIBUTE_CHUNK_MIB");
-  }
+  ~ChunkEnv() { tessera::set_settings(saved); }
 };
 
 TYPED_TEST(Redistribute, PipelinedChunksGiveTheSameResult) {
@@ -176,7 +178,7 @@ TYPED_TEST(Redistribute, PipelinedChunksGiveTheSameResult) {
   const ProcessGrid g1(w);
   const auto g2 = ProcessGrid::balanced(w, 2);
   const Index<3> n{17, 13, 5};
-  for (const char* chunks : {"2", "3", "64"}) {
+  for (int chunks : {2, 3, 64}) {
     ChunkEnv env(chunks);
     // Packed sends, staged receives, contiguous pieces, halos and replication, all cut.
     check_all_pairs<double, 3>({Layout<3>(g1, n, {0, -1, -1}), Layout<3>(g1, n, {-1, -1, 0}, {0, 1, 1}),

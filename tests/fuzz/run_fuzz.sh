@@ -19,7 +19,8 @@ bin=$work/fuzz_$target
 # The parser, the target and IoError's base (tessera::Error, which prints Device): no MPI, no CUDA.
 "$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
   -fno-omit-frame-pointer -I"$src/local/include" -I"$src/distributed/include" \
-  "$src/tests/fuzz/fuzz_$target.cpp" "$src/$parser" "$src/local/src/host/error.cpp" "$src/local/src/host/device.cpp" \
+  "$src/tests/fuzz/fuzz_$target.cpp" "$src/$parser" "$src/local/src/common/error.cpp" "$src/local/src/common/settings.cpp" \
+  "$src/local/src/common/device.cpp" "$src/local/src/host/device_nocuda.cpp" \
   -o "$bin"
 
 # libFuzzer adds what it finds to the corpus directory: work on a copy, keep the seeds clean.

@@ -14,7 +14,7 @@
 #include "tessera/distributed/checkpoint.hpp"
 #include "tessera/distributed/creation.hpp"
 #include "tessera/distributed/elementwise.hpp"
-#include "tessera/distributed/fft.hpp"
+#include "tessera/fft/fft.hpp"
 #include "tessera/distributed/io_npy.hpp"
 #include "tessera/distributed/io_zarr.hpp"
 #include "tessera/distributed/redistribute.hpp"

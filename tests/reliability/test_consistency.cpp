@@ -9,7 +9,7 @@
 
 #include "tessera/distributed/consistency.hpp"
 #include "tessera/distributed/creation.hpp"
-#include "tessera/distributed/fft.hpp"
+#include "tessera/fft/fft.hpp"
 #include "tessera/distributed/halo.hpp"
 #include "tessera/distributed/redistribute.hpp"
 #include "tessera/distributed/reduce.hpp"

@@ -10,18 +10,15 @@
 namespace tessera {
 
 Device select_device(int local_rank) {
-  const int gpus = cuda_device_count();
   const std::string& forced = tessera::settings().device;
-  if (!forced.empty()) {
-    if (forced == "cuda") {
-      if (gpus == 0) throw BackendUnavailable("TESSERA_DEVICE=cuda but no CUDA device is visible");
-      return Device::cuda(local_rank % gpus);
-    }
-    Device d = Device::parse(forced);
-    check_device_usable(d);
-    return d;
+  if (forced.empty()) return device_for_local_rank(local_rank);
+  if (forced == "cuda") {
+    if (cuda_device_count() == 0) throw BackendUnavailable("TESSERA_DEVICE=cuda but no CUDA device is visible");
+    return device_for_local_rank(local_rank);
   }
-  return gpus > 0 ? Device::cuda(local_rank % gpus) : Device::host();
+  Device d = Device::parse(forced);
+  check_device_usable(d);
+  return d;
 }
 
 Runtime::Runtime() { init(nullptr, nullptr); }

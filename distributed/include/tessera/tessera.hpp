@@ -21,6 +21,6 @@
 #include "tessera/distributed/reduce.hpp"
 #include "tessera/distributed/redistribute.hpp"
 #include "tessera/distributed/halo.hpp"
-#include "tessera/distributed/fft.hpp"
+#include "tessera/fft/fft.hpp"
 // Fused expressions (local and distributed) need <tessera/distributed/elementwise.hpp>, and nvcc
 // for GPU arrays.

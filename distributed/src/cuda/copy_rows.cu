@@ -1,12 +1,12 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
-#include <cstdlib>
 
-#include "../detail/copy_rows.hpp"
+#include "../detail/kernels.hpp"
+#include "tessera/local/settings.hpp"
 #include "tessera/local/cuda_check.hpp"
 
-namespace tessera::distributed::detail {
+namespace tessera::distributed::detail::cuda {
 
 namespace {
 // V: the widest unit that divides the row length, both pitches and both addresses.
@@ -42,10 +42,7 @@ void launch(void* dst, std::size_t dpitch, const void* src, std::size_t spitch, 
   const std::size_t want = (total + 4 * threads - 1) / (4 * threads);  // 4 units per thread
   // Two blocks per SM keep the copy at HBM speed and leave room on every SM for the NCCL
   // kernels it overlaps with (a full-occupancy grid would hold them back until it ends).
-  static const int per_sm = [] {
-    const char* e = std::getenv("TESSERA_COPY_BLOCKS_PER_SM");
-    return e && std::atoi(e) > 0 ? std::atoi(e) : 2;
-  }();
+  const int per_sm = settings().copy_blocks_per_sm;
   const std::size_t cap = std::size_t(sms) * per_sm;
   const int blocks = static_cast<int>(want < cap ? want : cap);
   if (total < (std::size_t(1) << 31))
@@ -59,31 +56,23 @@ void launch(void* dst, std::size_t dpitch, const void* src, std::size_t spitch, 
 }
 }  // namespace
 
-void copy_rows_cuda(void* dst, std::size_t dpitch, const void* src, std::size_t spitch, std::size_t row_bytes,
-                    std::size_t rows, int device, void* stream) {
+void copy_rows(void* dst, std::size_t dpitch, const void* src, std::size_t spitch, std::size_t row_bytes,
+               std::size_t rows, void* stream) {
   if (rows == 0 || row_bytes == 0) return;
-  int prev = 0;
-  TESSERA_CHECK_CUDA(cudaGetDevice(&prev));
-  if (prev != device) TESSERA_CHECK_CUDA(cudaSetDevice(device));
-  int sms = 0;
+  int device = 0, sms = 0;
+  TESSERA_CHECK_CUDA(cudaGetDevice(&device));  // the dispatch made the stream's device current
   TESSERA_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   const auto align = reinterpret_cast<std::uintptr_t>(dst) | reinterpret_cast<std::uintptr_t>(src) | dpitch | spitch |
                      row_bytes;
   auto s = static_cast<cudaStream_t>(stream);
-  static const bool engine = [] {
-    const char* e = std::getenv("TESSERA_COPY_ENGINE");
-    return e && std::atoi(e) > 0;
-  }();
-  if (engine) {  // copy engines: no SMs taken from concurrent kernels
+  if (settings().copy_engine) {  // copy engines: no SMs taken from concurrent kernels
     TESSERA_CHECK_CUDA(cudaMemcpy2DAsync(dst, dpitch, src, spitch, row_bytes, rows, cudaMemcpyDeviceToDevice, s));
-    if (prev != device) TESSERA_CHECK_CUDA(cudaSetDevice(prev));
     return;
   }
   if (align % 16 == 0) launch<uint4>(dst, dpitch, src, spitch, row_bytes, rows, s, sms);
   else if (align % 8 == 0) launch<uint2>(dst, dpitch, src, spitch, row_bytes, rows, s, sms);
   else if (align % 4 == 0) launch<unsigned>(dst, dpitch, src, spitch, row_bytes, rows, s, sms);
   else launch<unsigned char>(dst, dpitch, src, spitch, row_bytes, rows, s, sms);
-  if (prev != device) TESSERA_CHECK_CUDA(cudaSetDevice(prev));
 }
 
-}  // namespace tessera::distributed::detail
+}  // namespace tessera::distributed::detail::cuda

@@ -8,6 +8,8 @@
 #include "tessera/distributed/creation.hpp"
 #include "tessera/local/cuda_check.hpp"
 #include "tessera/local/philox.hpp"
+#include "tessera/local/element_types.hpp"
+#include "../detail/kernels.hpp"
 
 namespace tessera::distributed::detail::cuda {
 namespace {
@@ -86,19 +88,14 @@ void integers_fill(T* data, const IndexMap& m, std::uint64_t seed, T low, std::u
   launch(data, m, Integer<T>{seed, low, range}, stream);
 }
 
-template void arange_fill<std::int32_t>(std::int32_t*, const IndexMap&, void*);
-template void arange_fill<std::int64_t>(std::int64_t*, const IndexMap&, void*);
-template void arange_fill<float>(float*, const IndexMap&, void*);
-template void arange_fill<double>(double*, const IndexMap&, void*);
-template void arange_fill<complex64>(complex64*, const IndexMap&, void*);
-template void arange_fill<complex128>(complex128*, const IndexMap&, void*);
-template void uniform_fill<float>(float*, const IndexMap&, std::uint64_t, float, float, float, void*);
-template void uniform_fill<double>(double*, const IndexMap&, std::uint64_t, double, double, double, void*);
-template void normal_fill<float>(float*, const IndexMap&, std::uint64_t, float, float, void*);
-template void normal_fill<double>(double*, const IndexMap&, std::uint64_t, double, double, void*);
-template void integers_fill<std::int32_t>(std::int32_t*, const IndexMap&, std::uint64_t, std::int32_t, std::uint64_t,
-                                          void*);
-template void integers_fill<std::int64_t>(std::int64_t*, const IndexMap&, std::uint64_t, std::int64_t, std::uint64_t,
-                                          void*);
+#define TESSERA_ARANGE(T) template void arange_fill<T>(T*, const IndexMap&, void*);
+#define TESSERA_REAL_FILLS(T)                                                           \
+  template void uniform_fill<T>(T*, const IndexMap&, std::uint64_t, T, T, T, void*);    \
+  template void normal_fill<T>(T*, const IndexMap&, std::uint64_t, T, T, void*);
+#define TESSERA_INTEGER_FILLS(T) \
+  template void integers_fill<T>(T*, const IndexMap&, std::uint64_t, T, std::uint64_t, void*);
+TESSERA_FOR_EACH_NUMERIC(TESSERA_ARANGE)
+TESSERA_FOR_EACH_REAL(TESSERA_REAL_FILLS)
+TESSERA_FOR_EACH_INTEGER(TESSERA_INTEGER_FILLS)
 
 }  // namespace tessera::distributed::detail::cuda

@@ -7,6 +7,8 @@
 #include "tessera/local/array.hpp"
 #include "tessera/local/cuda_check.hpp"
 #include "../detail/arg_combine.hpp"
+#include "../detail/kernels.hpp"
+#include "tessera/local/element_types.hpp"
 
 namespace tessera::distributed::detail::cuda {
 using local::index_t;
@@ -32,10 +34,8 @@ void arg_combine(const T* vals, const index_t* idx, int parts, index_t m, bool i
   TESSERA_CHECK_CUDA(cudaGetLastError());
 }
 
-template void arg_combine<bool>(const bool*, const index_t*, int, index_t, bool, index_t*, void*);
-template void arg_combine<std::int32_t>(const std::int32_t*, const index_t*, int, index_t, bool, index_t*, void*);
-template void arg_combine<std::int64_t>(const std::int64_t*, const index_t*, int, index_t, bool, index_t*, void*);
-template void arg_combine<float>(const float*, const index_t*, int, index_t, bool, index_t*, void*);
-template void arg_combine<double>(const double*, const index_t*, int, index_t, bool, index_t*, void*);
+#define TESSERA_ARG_COMBINE(T) \
+  template void arg_combine<T>(const T*, const index_t*, int, index_t, bool, index_t*, void*);
+TESSERA_FOR_EACH_ORDERED(TESSERA_ARG_COMBINE)
 
 }  // namespace tessera::distributed::detail::cuda

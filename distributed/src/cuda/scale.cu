@@ -3,10 +3,11 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "../detail/scale.hpp"
+#include "../detail/kernels.hpp"
+#include "tessera/local/element_types.hpp"
 #include "tessera/local/cuda_check.hpp"
 
-namespace tessera::distributed::detail {
+namespace tessera::distributed::detail::cuda {
 namespace {
 
 // 16-byte vectors over the aligned body; the head and tail (fewer than one vector each) by thread 0.
@@ -31,13 +32,13 @@ __global__ void scale_kernel(Real* data, std::size_t n, std::size_t head, Real f
 
 }  // namespace
 
+}  // namespace
+
 template <class Real>
-void scale_cuda(Real* data, std::size_t n, double factor, int device, void* stream) {
+void scale(Real* data, std::size_t n, double factor, void* stream) {
   if (n == 0) return;
-  int prev = 0;
-  TESSERA_CHECK_CUDA(cudaGetDevice(&prev));
-  if (prev != device) TESSERA_CHECK_CUDA(cudaSetDevice(device));
-  int sms = 0;
+  int device = 0, sms = 0;
+  TESSERA_CHECK_CUDA(cudaGetDevice(&device));  // the dispatch made the stream's device current
   TESSERA_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   constexpr int threads = 256;
   const std::size_t want = (n * sizeof(Real) / 16 + threads - 1) / threads + 1;
@@ -47,12 +48,10 @@ void scale_cuda(Real* data, std::size_t n, double factor, int device, void* stre
   const std::size_t head = skew < n ? skew : n;  // elements before the first 16-byte boundary
   scale_kernel<Real, Vec><<<blocks, threads, 0, static_cast<cudaStream_t>(stream)>>>(data, n, head,
                                                                                       static_cast<Real>(factor));
-  const cudaError_t e = cudaGetLastError();
-  if (prev != device) TESSERA_CHECK_CUDA(cudaSetDevice(prev));
-  TESSERA_CHECK_CUDA(e);
+  TESSERA_CHECK_CUDA(cudaGetLastError());
 }
 
-template void scale_cuda<float>(float*, std::size_t, double, int, void*);
-template void scale_cuda<double>(double*, std::size_t, double, int, void*);
+#define TESSERA_SCALE(T) template void scale<T>(T*, std::size_t, double, void*);
+TESSERA_FOR_EACH_REAL(TESSERA_SCALE)
 
-}  // namespace tessera::distributed::detail
+}  // namespace tessera::distributed::detail::cuda

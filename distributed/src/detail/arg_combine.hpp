@@ -4,13 +4,7 @@
 #pragma once
 #include "tessera/local/array.hpp"
 
-#ifndef TESSERA_HD
-#ifdef __CUDACC__
-#define TESSERA_HD __host__ __device__
-#else
-#define TESSERA_HD
-#endif
-#endif
+#include "tessera/local/hd.hpp"
 
 namespace tessera::distributed::detail {
 

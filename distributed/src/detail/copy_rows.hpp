@@ -5,17 +5,12 @@
 #pragma once
 #include <cstddef>
 
+#include "../detail/kernels.hpp"
 #include "tessera/local/basic_ops.hpp"
-#include "tessera/config.hpp"
 
 namespace tessera::distributed::detail {
 
 using local::index_t;
-
-// Rows of `row_bytes` bytes: dst/src advance by their pitches (bytes) per row. Ordered on the
-// CUDA stream `stream` of `device`.
-void copy_rows_cuda(void* dst, std::size_t dpitch, const void* src, std::size_t spitch, std::size_t row_bytes,
-                    std::size_t rows, int device, void* stream);
 
 struct Rows {
   index_t rows = 0, run = 0, pitch = 0;  // elements
@@ -44,18 +39,16 @@ bool as_rows(const local::Array<T, R>& a, Rows* out) {
   return true;
 }
 
-// dst = src (same shape, same device); CUDA row views take the fast kernel.
+// dst = src (same shape, same device); row views take the device's row-copy kernel where it has
+// one (CUDA), anything else the generic copy.
 template <class T, int R>
 void copy_view(const local::Array<T, R>& dst, const local::Array<T, R>& src) {
-#if TESSERA_HAVE_CUDA
   Rows rd, rs;
-  if (dst.device().is_cuda() && src.device() == dst.device() && dst.shape() == src.shape() && dst.size() > 0 &&
-      as_rows(dst, &rd) && as_rows(src, &rs) && rd.run == rs.run && rd.rows == rs.rows) {
-    copy_rows_cuda(dst.data(), rd.pitch * sizeof(T), src.data(), rs.pitch * sizeof(T), rd.run * sizeof(T), rd.rows,
-                   dst.device().index(), Stream::default_for(dst.device()).native());
+  if (!dst.device().is_host() && src.device() == dst.device() && dst.shape() == src.shape() && dst.size() > 0 &&
+      as_rows(dst, &rd) && as_rows(src, &rs) && rd.run == rs.run && rd.rows == rs.rows &&
+      copy_rows_kernel(dst.data(), rd.pitch * sizeof(T), src.data(), rs.pitch * sizeof(T), rd.run * sizeof(T), rd.rows,
+                       Stream::default_for(dst.device())))
     return;
-  }
-#endif
   local::copy(dst, src);
 }
 

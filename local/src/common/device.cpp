@@ -27,6 +27,11 @@ std::string Device::str() const {
 
 std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
 
+Device device_for_local_rank(int local_rank) {
+  const int gpus = cuda_device_count();
+  return gpus > 0 ? Device::cuda(local_rank % gpus) : Device::host();
+}
+
 std::string host_description() {
   return "host (" + std::to_string(std::thread::hardware_concurrency()) + " hardware threads)";
 }

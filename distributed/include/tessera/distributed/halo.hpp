@@ -16,6 +16,7 @@
 // have arrived. Buffers, events and the message plan are cached per (layout, device, type).
 // While an exchange is pending, the array's interior may be read but not written.
 #pragma once
+#include "tessera/local/element_types.hpp"
 #include <complex>
 #include <cstdint>
 #include <memory>
@@ -59,19 +60,12 @@ void exchange_halos(Array<T, Rank>& a) {
   exchange_halos_begin(a).end();
 }
 
-// Instantiated in halo.cpp for the 7 element types and ranks 1..4.
+// Instantiated in halo.cpp for every element type and ranks 1..4 (element_types.hpp).
 #define TESSERA_HALO_EXTERN(T, R)                                              \
   extern template class HaloExchange<T, R>;                                    \
   extern template HaloExchange<T, R> exchange_halos_begin<T, R>(Array<T, R>&);
-#define TESSERA_HALO_EXTERN_RANKS(T) \
-  TESSERA_HALO_EXTERN(T, 1) TESSERA_HALO_EXTERN(T, 2) TESSERA_HALO_EXTERN(T, 3) TESSERA_HALO_EXTERN(T, 4)
-TESSERA_HALO_EXTERN_RANKS(bool)
-TESSERA_HALO_EXTERN_RANKS(std::int32_t)
-TESSERA_HALO_EXTERN_RANKS(std::int64_t)
-TESSERA_HALO_EXTERN_RANKS(float)
-TESSERA_HALO_EXTERN_RANKS(double)
-TESSERA_HALO_EXTERN_RANKS(std::complex<float>)
-TESSERA_HALO_EXTERN_RANKS(std::complex<double>)
+#define TESSERA_HALO_EXTERN_RANKS(T) TESSERA_FOR_EACH_RANK(TESSERA_HALO_EXTERN, T)
+TESSERA_FOR_EACH_ELEMENT(TESSERA_HALO_EXTERN_RANKS)
 #undef TESSERA_HALO_EXTERN_RANKS
 #undef TESSERA_HALO_EXTERN
 

@@ -37,6 +37,9 @@ std::ostream& operator<<(std::ostream& os, const Device& d);
 int cuda_device_count() noexcept;
 // Human-readable name: "host (x86_64, 2 cores)" or "NVIDIA H200 (cc 9.0, 139 GiB)".
 std::string device_description(const Device& d);
+/// The device of a rank with this node-local rank: cuda:(local_rank % visible GPUs), else host.
+/// The one device-selection rule (the Runtime adds the TESSERA_DEVICE override).
+Device device_for_local_rank(int local_rank);
 // Throws InvalidArgument / BackendUnavailable unless `d` can be used by this process.
 void check_device_usable(const Device& d);
 // Makes `d` the calling thread's current CUDA device (no-op for host).

@@ -7,16 +7,13 @@
 #include <map>
 #include <vector>
 
+#include "tessera/local/settings.hpp"
+
 namespace tessera::distributed {
 
 namespace {
-// -1: not read yet; else 0/1.
+// -1: as settings().check (TESSERA_CHECK); else set_consistency_checks' 0/1.
 std::atomic<int> checks_state{-1};
-
-bool env_on() {
-  const char* v = std::getenv("TESSERA_CHECK");
-  return v && *v && std::strcmp(v, "0") != 0;
-}
 
 // FNV-1a, 64 bits: stable across processes and builds (std::hash is not).
 std::uint64_t fnv1a(std::string_view s) {
@@ -38,13 +35,13 @@ std::string ranks_str(const std::vector<int>& ranks) {
 void set_consistency_checks(bool on) { checks_state.store(on ? 1 : 0, std::memory_order_relaxed); }
 
 bool consistency_checks() noexcept {
-  int s = checks_state.load(std::memory_order_relaxed);
-  if (s < 0) {
-    int fresh = env_on() ? 1 : 0;
-    checks_state.compare_exchange_strong(s, fresh, std::memory_order_relaxed);
-    s = checks_state.load(std::memory_order_relaxed);
+  const int s = checks_state.load(std::memory_order_relaxed);
+  if (s >= 0) return s == 1;
+  try {
+    return settings().check;
+  } catch (...) {  // a bad setting is reported by the Runtime, not here
+    return false;
   }
-  return s == 1;
 }
 
 CallSignature::CallSignature(std::string_view op, DType t, const Device& d) : op_(op) {

@@ -41,7 +41,7 @@ enum class Decomposition { automatic, slab, pencil };
 struct Options {
   Decomposition decomposition = Decomposition::automatic;
   bool same_layout_output = false;  // forward returns the input layout (one more transpose)
-  int chunks = 0;                   // transpose pipeline depth; 0: TESSERA_FFT_CHUNKS or 4 on GPUs, 1 on host
+  int chunks = 0;                   // transpose pipeline depth; 0: settings().fft_chunks_for(device)
   bool operator==(const Options&) const = default;
 };
 

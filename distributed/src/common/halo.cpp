@@ -13,6 +13,9 @@
 #include <exception>
 #include <map>
 #include <mutex>
+
+#include "tessera/local/context.hpp"
+#include "tessera/local/element_types.hpp"
 #include <optional>
 #include <utility>
 #include <vector>
@@ -157,17 +160,8 @@ local::Array<T, R> packed_view(const local::Array<T, 1>& buf, const typename Pla
   return local::Array<T, R>::view(buf.data() + m.offset, m.region.shape, buf.device());
 }
 
-// Streams on which the transfers of a device's exchanges run (leaked, like default streams:
-// destroying CUDA streams after the driver shut down is an error).
-const Stream& comm_stream(Device d) {
-  if (d.is_host()) return Stream::default_for(d);
-  static std::mutex mu;
-  static auto* streams = new std::map<Device, std::unique_ptr<Stream>>();
-  std::lock_guard<std::mutex> lock(mu);
-  auto& s = (*streams)[d];
-  if (!s) s = std::make_unique<Stream>(d);
-  return *s;
-}
+// The stream on which a device's halo transfers run: the Context's comm stream.
+const Stream& comm_stream(Device d) { return Context::current().stream(d, StreamRole::comm); }
 
 // Cached per (layout, device, type): the plan, the packed buffers and the events ordering the
 // streams. An entry serves one exchange at a time (busy between begin and end).
@@ -194,10 +188,10 @@ struct Cache {
   std::vector<std::shared_ptr<Entry<T, R>>> entries;  // most recently used last
 };
 
+// The current Context's entries: their buffers and events end with it.
 template <class T, int R>
 Cache<T, R>& cache() {
-  static auto* c = new Cache<T, R>();  // leaked: device buffers must not be freed after exit
-  return *c;
+  return Context::current().resource<Cache<T, R>>([] { return std::make_shared<Cache<T, R>>(); });
 }
 
 // An idle entry for this layout and device (made on a miss; collective then, like the exchange).
@@ -216,13 +210,8 @@ std::shared_ptr<Entry<T, R>> acquire(const Layout<R>& l, Device d) {
     }
   }
   auto e = std::make_shared<Entry<T, R>>(l, d);
-  if (d.is_cuda() && e->plan.any_remote) {
-    // The first device collective of a group decides its transport and makes its NCCL
-    // communicator, collectively: ranks without messages of their own must take part too.
-    local::Array<std::int32_t, 1> one(Index<1>{1}, d);
-    l.grid().group().all_reduce(one.data(), one.data(), 1, DType::int32, comm::ReduceOp::sum,
-                                Stream::default_for(d));
-  }
+  // Collective on a miss, like the exchange: ranks without messages of their own take part too.
+  if (e->plan.any_remote) l.grid().group().prepare(d);
   std::lock_guard<std::mutex> lock(c.mu);
   e->busy = true;
   c.entries.push_back(e);
@@ -233,7 +222,10 @@ std::shared_ptr<Entry<T, R>> acquire(const Layout<R>& l, Device d) {
 
 template <class T, int R>
 void release(Entry<T, R>& e) {
-  std::lock_guard<std::mutex> lock(cache<T, R>().mu);
+  // The Context (and the cache) may have ended first, when a HaloExchange outlives the Runtime.
+  auto* c = Context::current().find_resource<Cache<T, R>>();
+  if (!c) return;
+  std::lock_guard<std::mutex> lock(c->mu);
   e.busy = false;
 }
 
@@ -341,14 +333,7 @@ HaloExchange<T, Rank>::~HaloExchange() noexcept(false) {
 #define TESSERA_HALO_INSTANTIATE(T, R) \
   template class HaloExchange<T, R>;   \
   template HaloExchange<T, R> exchange_halos_begin<T, R>(Array<T, R>&);
-#define TESSERA_HALO_INSTANTIATE_RANKS(T) \
-  TESSERA_HALO_INSTANTIATE(T, 1) TESSERA_HALO_INSTANTIATE(T, 2) TESSERA_HALO_INSTANTIATE(T, 3) TESSERA_HALO_INSTANTIATE(T, 4)
-TESSERA_HALO_INSTANTIATE_RANKS(bool)
-TESSERA_HALO_INSTANTIATE_RANKS(std::int32_t)
-TESSERA_HALO_INSTANTIATE_RANKS(std::int64_t)
-TESSERA_HALO_INSTANTIATE_RANKS(float)
-TESSERA_HALO_INSTANTIATE_RANKS(double)
-TESSERA_HALO_INSTANTIATE_RANKS(std::complex<float>)
-TESSERA_HALO_INSTANTIATE_RANKS(std::complex<double>)
+#define TESSERA_HALO_RANKS(T) TESSERA_FOR_EACH_RANK(TESSERA_HALO_INSTANTIATE, T)
+TESSERA_FOR_EACH_ELEMENT(TESSERA_HALO_RANKS)
 
 }  // namespace tessera::distributed

@@ -1,7 +1,7 @@
 // Distributed FFT plans (fft.hpp): stages of local FFTs along the axes a layout holds whole,
-// joined by the chunked exchange of detail/exchange.hpp, whose producer hook runs the local FFT
+// joined by the chunked exchange engine (exchange.hpp), whose producer hook runs the local FFT
 // of chunk k+1 while chunk k travels. Fields of a batch are one leading axis of the buffers.
-#include "tessera/distributed/fft.hpp"
+#include "tessera/fft/fft.hpp"
 
 #include <mpi.h>
 
@@ -13,10 +13,12 @@
 #include <string>
 #include <typeinfo>
 
-#include "../detail/exchange.hpp"
-#include "../detail/scale.hpp"
-#include "tessera/config.hpp"
+#include "../detail/kernels.hpp"
 #include "tessera/distributed/consistency.hpp"
+#include "tessera/distributed/exchange.hpp"
+#include "tessera/local/context.hpp"
+#include "tessera/local/element_types.hpp"
+#include "tessera/local/settings.hpp"
 #include "tessera/distributed/redistribute.hpp"
 #include "tessera/local/basic_ops.hpp"
 #include "tessera/local/fft_plan.hpp"
@@ -157,8 +159,7 @@ struct detail::Engine {
       stages.push_back({Layout<R>(g, nc, split({-1, 0, 1})), 0, 0});
     }
     first = Layout<R>(stages[0].layout.grid(), n, stages[0].layout.split());
-    const char* env = std::getenv("TESSERA_FFT_CHUNKS");
-    chunks = o.chunks > 0 ? o.chunks : env && std::atoi(env) > 0 ? std::atoi(env) : d.is_cuda() ? 4 : 1;
+    chunks = o.chunks > 0 ? o.chunks : settings().fft_chunks_for(d.is_cuda());
   }
 
   const Layout<R>& out() const { return stages.back().layout; }
@@ -245,9 +246,9 @@ struct detail::Engine {
       return cur;
     }
     local::Array<Out, R + 1> nxt(batched<R + 1>(fields, block(stages[next].layout)), dev);
-    distributed::detail::Chunking ch{c, chunks, produce};
-    distributed::detail::exchange<Out, R + 1>(group(), {boxes(st.layout, fields), cur},
-                                              {boxes(stages[next].layout, fields), nxt}, work, dev, &ch);
+    const distributed::ExchangeChunking ch{c, chunks, produce};
+    distributed::exchange<Out, R + 1>(group(), {boxes(st.layout, fields), cur}, {boxes(stages[next].layout, fields), nxt},
+                                      work, dev, {.chunking = &ch});
     return nxt;
   }
 
@@ -258,11 +259,7 @@ struct detail::Engine {
     if (f == 1.0 || a.size() == 0) return;
     Re* p = reinterpret_cast<Re*>(a.data());
     const std::size_t n = static_cast<std::size_t>(a.size()) * (sizeof(T) / sizeof(Re));
-#if TESSERA_HAVE_CUDA
-    if (dev.is_cuda()) return distributed::detail::scale_cuda<Re>(p, n, f, dev.index(), Stream::default_for(dev).native());
-#endif
-    const Re g = static_cast<Re>(f);
-    for (std::size_t i = 0; i < n; ++i) p[i] *= g;
+    distributed::detail::scale_kernel<Re>(p, n, f, Stream::default_for(dev));
   }
   double factor(Norm norm, bool forward) const {
     if (norm == Norm::ortho) return 1.0 / std::sqrt(count());
@@ -382,11 +379,12 @@ std::vector<Array<In, R>> Plan<In, R>::backward(const std::vector<Array<Out, R>>
 // ---- cache and fftfreq ----
 
 namespace {
-std::mutex cache_mu;
-std::map<std::string, std::shared_ptr<const void>>& cache() {
-  static auto* c = new std::map<std::string, std::shared_ptr<const void>>();  // leaked: plans outlive MPI at exit
-  return *c;
-}
+// The current Context's plans: they end with it, before MPI_Finalize (a plan holds its group).
+struct Cache {
+  std::mutex mu;
+  std::map<std::string, std::shared_ptr<const void>> plans;
+};
+Cache& cache() { return Context::current().resource<Cache>([] { return std::make_shared<Cache>(); }); }
 }  // namespace
 
 template <class In, int R>
@@ -396,19 +394,24 @@ std::shared_ptr<const Plan<In, R>> get_plan(const Layout<R>& in, Device device, 
                           std::to_string(static_cast<long long>(MPI_Comm_c2f(in.grid().group().mpi_comm()))) +
                           "/" + device.str() + "/" + std::to_string(static_cast<int>(o.decomposition)) +
                           (o.same_layout_output ? "s" : "n") + std::to_string(o.chunks);
+  Cache& c = cache();
   {
-    std::lock_guard<std::mutex> lock(cache_mu);
-    auto it = cache().find(key);
-    if (it != cache().end()) return std::static_pointer_cast<const Plan<In, R>>(it->second);
+    std::lock_guard<std::mutex> lock(c.mu);
+    auto it = c.plans.find(key);
+    if (it != c.plans.end()) return std::static_pointer_cast<const Plan<In, R>>(it->second);
   }
   auto p = std::make_shared<const Plan<In, R>>(in, device, o);  // collective: outside the lock
-  std::lock_guard<std::mutex> lock(cache_mu);
-  return std::static_pointer_cast<const Plan<In, R>>(cache().emplace(key, p).first->second);
+  std::lock_guard<std::mutex> lock(c.mu);
+  return std::static_pointer_cast<const Plan<In, R>>(c.plans.emplace(key, p).first->second);
 }
 
 void clear_plan_cache() {
-  std::lock_guard<std::mutex> lock(cache_mu);
-  cache().clear();
+  std::map<std::string, std::shared_ptr<const void>> old;
+  {
+    Cache& c = cache();
+    std::lock_guard<std::mutex> lock(c.mu);
+    old.swap(c.plans);
+  }  // destroyed outside the lock
 }
 
 template <class T, int R>
@@ -434,19 +437,13 @@ Array<T, R> fftfreq(const Layout<R>& layout, int axis, Device device, double spa
   return out;
 }
 
-#define TESSERA_FFT_INSTANTIATE(T, R)                                                                       \
-  template class Plan<T, R>;                                                                                \
+#define TESSERA_FFT_INSTANTIATE(T, R) \
+  template class Plan<T, R>;          \
   template std::shared_ptr<const Plan<T, R>> get_plan<T, R>(const Layout<R>&, Device, Options);
-#define TESSERA_FFT_RANKS(T) TESSERA_FFT_INSTANTIATE(T, 1) TESSERA_FFT_INSTANTIATE(T, 2) TESSERA_FFT_INSTANTIATE(T, 3)
-TESSERA_FFT_RANKS(float)
-TESSERA_FFT_RANKS(double)
-TESSERA_FFT_RANKS(std::complex<float>)
-TESSERA_FFT_RANKS(std::complex<double>)
-#define TESSERA_FFTFREQ(T) \
-  template Array<T, 1> fftfreq<T, 1>(const Layout<1>&, int, Device, double, index_t); \
-  template Array<T, 2> fftfreq<T, 2>(const Layout<2>&, int, Device, double, index_t); \
-  template Array<T, 3> fftfreq<T, 3>(const Layout<3>&, int, Device, double, index_t);
-TESSERA_FFTFREQ(float)
-TESSERA_FFTFREQ(double)
+#define TESSERA_FFT_RANKS(T) TESSERA_FOR_EACH_FFT_RANK(TESSERA_FFT_INSTANTIATE, T)
+#define TESSERA_FFTFREQ(T, R) template Array<T, R> fftfreq<T, R>(const Layout<R>&, int, Device, double, index_t);
+#define TESSERA_FFTFREQ_RANKS(T) TESSERA_FOR_EACH_FFT_RANK(TESSERA_FFTFREQ, T)
+TESSERA_FOR_EACH_FFT(TESSERA_FFT_RANKS)
+TESSERA_FOR_EACH_REAL(TESSERA_FFTFREQ_RANKS)
 
 }  // namespace tessera::fft

@@ -1,0 +1,64 @@
+// The exchange engine: the one data-movement pipeline under redistribute, gather, allgather,
+// scatter, slice and the distributed FFT's transposes (halos share its streams, transports and
+// row-copy packing). A new distributed operation that moves blocks between ranks describes both
+// sides as one box per rank in common coordinates and calls exchange().
+//
+// Plan: each rank intersects its source box with every destination box (ranks that hold identical
+// source boxes share the senders, so each element travels once). Pack: a piece that is not
+// contiguous where it lies goes through a staging buffer (one row-copy kernel per part). Transfer:
+// grouped send/recv on the group's transport (NCCL for device buffers, MPI for host ones) on the
+// Context's transfer stream. Unpack: staged pieces are copied into place on the compute stream.
+// Pieces are cut into chunks along their first non-trivial axis (ExchangeOptions::chunks, default
+// settings().chunks_for(device): TESSERA_EXCHANGE_CHUNKS, 4 on GPUs and 1 on host; chunks of at
+// least TESSERA_EXCHANGE_CHUNK_MIB), so that packing chunk k+1 overlaps the transfer of chunk k;
+// with a producer (ExchangeChunking) the chunks are cut along a given axis and the producer writes
+// chunk k+1 (an FFT stage) while chunk k travels. Nothing synchronizes the host.
+#pragma once
+#include <functional>
+#include <vector>
+
+#include "tessera/comm/process_group.hpp"
+#include "tessera/distributed/layout.hpp"
+#include "tessera/local/array.hpp"
+#include "tessera/local/stream.hpp"
+
+namespace tessera::distributed {
+
+/// One side of an exchange: every rank's box, and this rank's data covering exactly its own box.
+template <class T, int R>
+struct ExchangeSide {
+  std::vector<Box<R>> boxes;
+  local::Array<T, R> data;
+  /// The part of this rank's data (rank `me`) inside box `b`.
+  local::Array<T, R> view(const Box<R>& b, int me) const {
+    local::Array<T, R> v = data;
+    for (int a = 0; a < R; ++a) v = v.slice(a, b.lo[a] - boxes[me].lo[a], b.hi[a] - boxes[me].lo[a]);
+    return v;
+  }
+};
+
+/// Chunking with a producer: every piece is cut along `axis` into min(count, extent) parts, and
+/// before step s is packed, produce(s, n, stream) writes part s of this rank's source box, i.e.
+/// local range [extent*s/n, extent*(s+1)/n) along `axis` (n = min(count, own extent), at least 1),
+/// on `stream`. Every destination box must span the source box's whole extent along `axis`.
+struct ExchangeChunking {
+  int axis = 0;
+  int count = 1;
+  std::function<void(int s, int n, const Stream& stream)> produce;
+};
+
+/// Per-call tuning; the defaults come from settings(). Must be equal on all ranks.
+struct ExchangeOptions {
+  int chunks = 0;          ///< most chunks per piece; 0: settings().chunks_for(device)
+  int chunk_mib = -1;      ///< least chunk size in MiB; -1: settings().exchange_chunk_mib
+  const ExchangeChunking* chunking = nullptr;  ///< a producer (its count overrides `chunks`)
+};
+
+/// Moves src to dst (collective over g: every rank calls it with the same boxes). `user` is the
+/// stream the source was written on; results are ordered on d's default stream, and `user` waits
+/// for the exchange to have read the source.
+template <class T, int R>
+void exchange(const comm::ProcessGroup& g, const ExchangeSide<T, R>& src, const ExchangeSide<T, R>& dst,
+              const Stream& user, Device d, const ExchangeOptions& options = {});
+
+}  // namespace tessera::distributed

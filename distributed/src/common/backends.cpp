@@ -1,0 +1,78 @@
+// The backend registry of the distributed layer: the kernels of detail/kernels.hpp dispatched by
+// device. The only file of the layer that knows which backends were built.
+#include "../detail/kernels.hpp"
+#include "tessera/config.hpp"
+#include "tessera/local/element_types.hpp"
+#include "tessera/local/error.hpp"
+
+namespace tessera::distributed::detail {
+namespace {
+[[noreturn]] void unavailable(const Stream& s) {
+  throw BackendUnavailable("distributed kernels on " + s.device().str() + " need the CUDA backend, which this build lacks",
+                           s.device());
+}
+}  // namespace
+
+#if TESSERA_HAVE_CUDA
+#define TESSERA_DISPATCH(CALL)       \
+  if (s.device().is_host()) return host::CALL; \
+  DeviceGuard guard(s.device());     \
+  return cuda::CALL;
+#else
+#define TESSERA_DISPATCH(CALL)       \
+  if (s.device().is_host()) return host::CALL; \
+  unavailable(s);
+#endif
+
+template <class T> void arange_kernel(T* data, const IndexMap& m, const Stream& s) {
+  TESSERA_DISPATCH(arange_fill(data, m, s.native()))
+}
+template <class T>
+void uniform_kernel(T* data, const IndexMap& m, std::uint64_t seed, T low, T range, T top, const Stream& s) {
+  TESSERA_DISPATCH(uniform_fill(data, m, seed, low, range, top, s.native()))
+}
+template <class T> void normal_kernel(T* data, const IndexMap& m, std::uint64_t seed, T mean, T stddev, const Stream& s) {
+  TESSERA_DISPATCH(normal_fill(data, m, seed, mean, stddev, s.native()))
+}
+template <class T>
+void integers_kernel(T* data, const IndexMap& m, std::uint64_t seed, T low, std::uint64_t range, const Stream& s) {
+  TESSERA_DISPATCH(integers_fill(data, m, seed, low, range, s.native()))
+}
+template <class T>
+void arg_combine_kernel(const T* vals, const index_t* idx, int parts, index_t m, bool is_min, index_t* out,
+                        const Stream& s) {
+  TESSERA_DISPATCH(arg_combine(vals, idx, parts, m, is_min, out, s.native()))
+}
+template <class Real> void scale_kernel(Real* data, std::size_t n, double factor, const Stream& s) {
+  TESSERA_DISPATCH(scale(data, n, factor, s.native()))
+}
+#undef TESSERA_DISPATCH
+
+bool copy_rows_kernel(void* dst, std::size_t dpitch, const void* src, std::size_t spitch, std::size_t row_bytes,
+                      std::size_t rows, const Stream& s) {
+#if TESSERA_HAVE_CUDA
+  if (!s.device().is_cuda()) return false;
+  DeviceGuard guard(s.device());
+  cuda::copy_rows(dst, dpitch, src, spitch, row_bytes, rows, s.native());
+  return true;
+#else
+  (void)dst, (void)dpitch, (void)src, (void)spitch, (void)row_bytes, (void)rows, (void)s;
+  return false;
+#endif
+}
+
+#define TESSERA_ARANGE(T) template void arange_kernel<T>(T*, const IndexMap&, const Stream&);
+#define TESSERA_REAL_FILLS(T)                                                                             \
+  template void uniform_kernel<T>(T*, const IndexMap&, std::uint64_t, T, T, T, const Stream&);            \
+  template void normal_kernel<T>(T*, const IndexMap&, std::uint64_t, T, T, const Stream&);                \
+  template void scale_kernel<T>(T*, std::size_t, double, const Stream&);
+#define TESSERA_INTEGER_FILLS(T) \
+  template void integers_kernel<T>(T*, const IndexMap&, std::uint64_t, T, std::uint64_t, const Stream&);
+#define TESSERA_ARG_COMBINE(T) \
+  template void arg_combine_kernel<T>(const T*, const index_t*, int, index_t, bool, index_t*, const Stream&);
+TESSERA_FOR_EACH_NUMERIC(TESSERA_ARANGE)
+TESSERA_FOR_EACH_REAL(TESSERA_REAL_FILLS)
+TESSERA_FOR_EACH_INTEGER(TESSERA_INTEGER_FILLS)
+TESSERA_FOR_EACH_ORDERED(TESSERA_ARG_COMBINE)
+
+}  // namespace tessera::distributed::detail

@@ -1,0 +1,222 @@
+// The exchange engine (exchange.hpp): plan the overlaps, pack, transfer, unpack, chunked.
+#include "tessera/distributed/exchange.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "../detail/copy_rows.hpp"
+#include "tessera/local/context.hpp"
+#include "tessera/local/element_types.hpp"
+#include "tessera/local/memory.hpp"
+#include "tessera/local/settings.hpp"
+
+namespace tessera::distributed {
+namespace {
+
+// Ranks holding identical source boxes (grid axes that split nothing) share the destinations:
+// a holder serves itself, and the others round-robin, so each element is sent once.
+template <int R>
+class Holders {
+ public:
+  explicit Holders(const std::vector<Box<R>>& src) : set_of_(src.size()) {
+    std::map<std::pair<Index<R>, Index<R>>, int> ids;
+    for (int p = 0; p < static_cast<int>(src.size()); ++p) {
+      auto [it, fresh] = ids.try_emplace({src[p].lo, src[p].hi}, static_cast<int>(sets_.size()));
+      if (fresh) sets_.emplace_back();
+      sets_[it->second].push_back(p);
+      set_of_[p] = it->second;
+    }
+  }
+  bool serves(int p, int q) const {
+    const auto& s = sets_[set_of_[p]];
+    if (std::binary_search(s.begin(), s.end(), q)) return p == q;
+    return s[q % s.size()] == p;
+  }
+
+ private:
+  std::vector<std::vector<int>> sets_;  // ascending ranks
+  std::vector<int> set_of_;
+};
+
+// Chunking: both ends cut a piece the same way, from its box and the options (defaults from the
+// settings, equal on all ranks). The host gains nothing from it (MPI calls return when done)
+// unless asked, which the tests do.
+struct Tuning {
+  int max_chunks = 1;
+  index_t min_chunk_bytes = 1;
+  int axis = -1;  // >= 0: cut along this axis into min(max_chunks, extent) parts (ExchangeChunking)
+};
+Tuning tuning(Device d, const ExchangeOptions& o) {
+  Tuning t;
+  t.max_chunks = o.chunks > 0 ? o.chunks : settings().chunks_for(d.is_cuda());
+  const int mib = o.chunk_mib >= 0 ? o.chunk_mib : settings().exchange_chunk_mib;
+  t.min_chunk_bytes = std::max<index_t>(1, static_cast<index_t>(mib) << 20);
+  return t;
+}
+
+// A piece to or from one peer, cut along its first axis longer than 1 (so that parts of a
+// contiguous piece stay contiguous); `staged` pieces go through a buffer at `offsets`.
+template <int R>
+struct Piece {
+  int peer;
+  std::vector<Box<R>> parts;
+  bool staged = false;
+  std::vector<std::size_t> offsets;
+};
+
+template <int R>
+Piece<R> cut(int peer, const Box<R>& b, std::size_t esz, const Tuning& t) {
+  int axis = t.axis;
+  if (axis < 0)
+    for (axis = 0; axis + 1 < R && b.shape()[axis] <= 1;) ++axis;
+  const index_t extent = b.shape()[axis];
+  const index_t want = t.axis >= 0 ? t.max_chunks : static_cast<index_t>(b.size() * esz) / t.min_chunk_bytes;
+  const index_t n = std::max<index_t>(1, std::min({want, static_cast<index_t>(t.max_chunks), extent}));
+  Piece<R> p{peer, {}};
+  for (index_t k = 0; k < n; ++k) {
+    Box<R> c = b;
+    c.lo[axis] = b.lo[axis] + extent * k / n;
+    c.hi[axis] = b.lo[axis] + extent * (k + 1) / n;
+    p.parts.push_back(c);
+  }
+  return p;
+}
+
+// Lays out the staged pieces in one buffer; returns its size in elements.
+template <int R>
+std::size_t place(std::vector<Piece<R>>& pieces) {
+  std::size_t n = 0;
+  for (auto& p : pieces) {
+    if (!p.staged) continue;
+    for (const auto& c : p.parts) p.offsets.push_back(n), n += static_cast<std::size_t>(c.size());
+  }
+  return n;
+}
+
+
+}  // namespace
+
+template <class T, int R>
+void exchange(const comm::ProcessGroup& g, const ExchangeSide<T, R>& src, const ExchangeSide<T, R>& dst,
+              const Stream& user, Device d, const ExchangeOptions& options) {
+  using Side = ExchangeSide<T, R>;
+  const ExchangeChunking* chunking = options.chunking;
+  const int me = g.rank();
+  Tuning tune = tuning(d, options);
+  int hooks = 0;  // producer steps: chunks of this rank's source box
+  if (chunking) {
+    tune.axis = chunking->axis;
+    tune.max_chunks = std::max(1, chunking->count);
+    const index_t extent = src.boxes[me].shape()[chunking->axis];
+    hooks = static_cast<int>(std::max<index_t>(1, std::min<index_t>(tune.max_chunks, extent)));
+  }
+  const Holders<R> holders(src.boxes);
+  std::vector<Piece<R>> sends, recvs;
+  std::optional<Box<R>> self;
+  for (int q = 0; q < g.size(); ++q) {
+    if (holders.serves(me, q)) {
+      const auto b = src.boxes[me].intersect(dst.boxes[q]);
+      if (!b.empty() && q == me) self = b;
+      else if (!b.empty()) sends.push_back(cut(q, b, sizeof(T), tune));
+    }
+    if (q != me && holders.serves(q, me)) {
+      const auto b = src.boxes[q].intersect(dst.boxes[me]);
+      if (!b.empty()) recvs.push_back(cut(q, b, sizeof(T), tune));
+    }
+  }
+  // A piece goes through a buffer unless every part is contiguous where it lies.
+  auto staged = [me](const Side& side, const Piece<R>& p) {
+    for (const auto& c : p.parts)
+      if (!side.view(c, me).is_contiguous()) return true;
+    return false;
+  };
+  int steps = hooks;
+  for (auto& p : sends) p.staged = staged(src, p), steps = std::max(steps, static_cast<int>(p.parts.size()));
+  for (auto& p : recvs) p.staged = staged(dst, p), steps = std::max(steps, static_cast<int>(p.parts.size()));
+  const std::size_t pack_n = place(sends), unpack_n = place(recvs);
+
+  DeviceGuard guard(d);
+  const Stream& work = Stream::default_for(d);  // packing, local copies, results
+  // Transfers on their own stream, so that they overlap packing (and FFT stages) on `work`;
+  // high priority, so that NCCL's kernels get SMs as soon as a compute kernel's blocks retire.
+  const Stream& wire = Context::current().stream(d, StreamRole::transfer);
+  g.prepare(d);  // ranks with nothing to move take part in making the communicator
+  if (&user != &work) {
+    Event e(d);
+    e.record(user);
+    e.wait_on(work);
+  }
+  std::optional<Buffer> pack, unpack;
+  if (pack_n) pack.emplace(pack_n * sizeof(T), work);
+  if (unpack_n) unpack.emplace(unpack_n * sizeof(T), work);
+  auto staging = [&](const std::optional<Buffer>& b, const Piece<R>& p, int k) {
+    return local::Array<T, R>::view(static_cast<T*>(b->data()) + p.offsets[k], p.parts[k].shape(), d);
+  };
+  const bool remote = !sends.empty() || !recvs.empty();
+  if (remote && &wire != &work) {  // the source, the destination and the buffers are ready
+    Event e(d);
+    e.record(work);
+    e.wait_on(wire);
+  }
+
+  std::vector<std::pair<int, Event>> arrived;  // steps with staged receives, and their events
+  for (int s = 0; s < steps; ++s) {
+    if (s < hooks) chunking->produce(s, hooks, work);
+    bool packed = false;
+    for (const auto& p : sends)
+      if (p.staged && s < static_cast<int>(p.parts.size()))
+        detail::copy_view(staging(pack, p, s), src.view(p.parts[s], me)), packed = true;
+    // The transfers of step s read what the producer or the packing just wrote on `work`.
+    if ((packed || s < hooks) && &wire != &work) {
+      Event e(d);
+      e.record(work);
+      e.wait_on(wire);
+    }
+    comm::Group group;
+    bool staged_in = false;
+    for (const auto& p : sends) {
+      if (s >= static_cast<int>(p.parts.size())) continue;
+      const T* buf = p.staged ? staging(pack, p, s).data() : src.view(p.parts[s], me).data();
+      g.send(buf, static_cast<std::size_t>(p.parts[s].size()), dtype_v<T>, p.peer, wire);
+    }
+    for (const auto& p : recvs) {
+      if (s >= static_cast<int>(p.parts.size())) continue;
+      T* buf = p.staged ? staging(unpack, p, s).data() : dst.view(p.parts[s], me).data();
+      g.recv(buf, static_cast<std::size_t>(p.parts[s].size()), dtype_v<T>, p.peer, wire);
+      staged_in = staged_in || p.staged;
+    }
+    group.end();
+    if (staged_in) {
+      arrived.emplace_back(s, Event(d));
+      arrived.back().second.record(wire);
+    }
+  }
+  if (self) detail::copy_view(dst.view(*self, me), src.view(*self, me));  // overlaps the last transfers
+  for (auto& [s, e] : arrived) {
+    e.wait_on(work);
+    for (const auto& p : recvs)
+      if (p.staged && s < static_cast<int>(p.parts.size())) detail::copy_view(dst.view(p.parts[s], me), staging(unpack, p, s));
+  }
+  if (remote && &wire != &work) {  // results, and the buffers' release, after the transfers
+    Event e(d);
+    e.record(wire);
+    e.wait_on(work);
+  }
+  if (&user != &work) {  // the source may be overwritten on its stream once we have read it
+    Event e(d);
+    e.record(work);
+    e.wait_on(user);
+  }
+}
+
+
+#define TESSERA_EXCHANGE_INSTANTIATE(T, R)                                                                    \
+  template void exchange<T, R>(const comm::ProcessGroup&, const ExchangeSide<T, R>&, const ExchangeSide<T, R>&, \
+                               const Stream&, Device, const ExchangeOptions&);
+#define TESSERA_EXCHANGE_RANKS(T) TESSERA_FOR_EACH_RANK(TESSERA_EXCHANGE_INSTANTIATE, T)
+TESSERA_FOR_EACH_ELEMENT(TESSERA_EXCHANGE_RANKS)
+
+}  // namespace tessera::distributed

@@ -1,0 +1,104 @@
+// Settings: parsed once from a lookup, validated with messages that name the variable, the value
+// and what is accepted; the defaults documented in the README.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "tessera/local/error.hpp"
+#include "tessera/local/settings.hpp"
+
+namespace {
+using tessera::Settings;
+
+Settings from(const std::map<std::string, std::string>& env) {
+  return Settings::parse([&](std::string_view name) -> std::optional<std::string> {
+    auto it = env.find(std::string(name));
+    if (it == env.end()) return std::nullopt;
+    return it->second;
+  });
+}
+
+std::string error_of(const std::map<std::string, std::string>& env) {
+  try {
+    from(env);
+  } catch (const tessera::InvalidArgument& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST(Settings, Defaults) {
+  const Settings s = from({});
+  EXPECT_EQ(s.device, "");
+  EXPECT_TRUE(s.nccl);
+  EXPECT_DOUBLE_EQ(s.comm_timeout, 300.0);
+  EXPECT_FALSE(s.check);
+  EXPECT_EQ(s.exchange_chunks, 0);
+  EXPECT_EQ(s.chunks_for(true), 4);
+  EXPECT_EQ(s.chunks_for(false), 1);
+  EXPECT_EQ(s.fft_chunks_for(true), 4);
+  EXPECT_EQ(s.exchange_chunk_mib, 16);
+  EXPECT_EQ(s.copy_blocks_per_sm, 2);
+  EXPECT_FALSE(s.mpiio_collective);
+  EXPECT_EQ(s.launcher_rank, -1);
+}
+
+TEST(Settings, ReadsEveryVariable) {
+  const Settings s = from({{"TESSERA_DEVICE", "cuda:1"},
+                           {"TESSERA_VERBOSE", "1"},
+                           {"TESSERA_NCCL", "0"},
+                           {"TESSERA_COMM_TIMEOUT", "2.5"},
+                           {"TESSERA_CHECK", "true"},
+                           {"TESSERA_POOL_RELEASE_THRESHOLD", "1048576"},
+                           {"TESSERA_EXCHANGE_CHUNKS", "3"},
+                           {"TESSERA_EXCHANGE_CHUNK_MIB", "0"},
+                           {"TESSERA_FFT_CHUNKS", "8"},
+                           {"TESSERA_COPY_BLOCKS_PER_SM", "4"},
+                           {"TESSERA_COPY_ENGINE", "on"},
+                           {"TESSERA_MPIIO_COLLECTIVE", "yes"},
+                           {"OMPI_COMM_WORLD_RANK", "5"}});
+  EXPECT_EQ(s.device, "cuda:1");
+  EXPECT_TRUE(s.verbose);
+  EXPECT_FALSE(s.nccl);
+  EXPECT_DOUBLE_EQ(s.comm_timeout, 2.5);
+  EXPECT_TRUE(s.check);
+  EXPECT_EQ(s.pool_release_threshold, 1048576u);
+  EXPECT_EQ(s.chunks_for(true), 3);
+  EXPECT_EQ(s.chunks_for(false), 3);
+  EXPECT_EQ(s.fft_chunks_for(false), 8);
+  EXPECT_EQ(s.exchange_chunk_mib, 0);
+  EXPECT_EQ(s.copy_blocks_per_sm, 4);
+  EXPECT_TRUE(s.copy_engine);
+  EXPECT_TRUE(s.mpiio_collective);
+  EXPECT_EQ(s.launcher_rank, 5);
+  for (const char* name : {"TESSERA_DEVICE=cuda:1", "TESSERA_NCCL=0", "TESSERA_EXCHANGE_CHUNKS=3", "TESSERA_FFT_CHUNKS=8"})
+    EXPECT_NE(s.str().find(name), std::string::npos) << name << " missing from\n" << s.str();
+}
+
+TEST(Settings, BadValuesNameVariableValueAndWhatIsAccepted) {
+  const std::string t = error_of({{"TESSERA_COMM_TIMEOUT", "-3"}});
+  EXPECT_NE(t.find("TESSERA_COMM_TIMEOUT='-3'"), std::string::npos) << t;
+  EXPECT_NE(t.find("seconds > 0"), std::string::npos) << t;
+  const std::string c = error_of({{"TESSERA_EXCHANGE_CHUNKS", "four"}});
+  EXPECT_NE(c.find("TESSERA_EXCHANGE_CHUNKS='four'"), std::string::npos) << c;
+  EXPECT_NE(c.find("integer >= 0"), std::string::npos) << c;
+  const std::string b = error_of({{"TESSERA_NCCL", "maybe"}});
+  EXPECT_NE(b.find("TESSERA_NCCL='maybe'"), std::string::npos) << b;
+  const std::string d = error_of({{"TESSERA_DEVICE", "gpu7"}});
+  EXPECT_NE(d.find("TESSERA_DEVICE='gpu7'"), std::string::npos) << d;
+  EXPECT_NE(d.find("cuda:N"), std::string::npos) << d;
+  EXPECT_FALSE(error_of({{"TESSERA_COPY_BLOCKS_PER_SM", "0"}}).empty());
+  EXPECT_FALSE(error_of({{"TESSERA_FFT_CHUNKS", "2x"}}).empty());
+}
+
+TEST(Settings, InstalledSettingsAreWhatSettingsReturns) {
+  const Settings saved = tessera::settings();
+  Settings s = saved;
+  s.exchange_chunks = 7;
+  tessera::set_settings(s);
+  EXPECT_EQ(tessera::settings().exchange_chunks, 7);
+  tessera::set_settings(saved);
+  EXPECT_EQ(tessera::settings().exchange_chunks, saved.exchange_chunks);
+}

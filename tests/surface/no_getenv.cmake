@@ -1,0 +1,24 @@
+# Fails if any C++/CUDA source of the project reads the environment outside the settings file
+# (local/src/common/settings.cpp): settings are read once, into tessera::Settings.
+# Usage: cmake -DROOT=<source dir> -P no_getenv.cmake
+set(allowed "local/src/common/settings.cpp")
+set(found "")
+foreach(dir local comm distributed apps tests)
+  file(GLOB_RECURSE files "${ROOT}/${dir}/*.cpp" "${ROOT}/${dir}/*.hpp" "${ROOT}/${dir}/*.cu"
+       "${ROOT}/${dir}/*.cuh" "${ROOT}/${dir}/*.h" "${ROOT}/${dir}/*.inc")
+  foreach(f IN LISTS files)
+    file(RELATIVE_PATH rel "${ROOT}" "${f}")
+    if(rel STREQUAL allowed)
+      continue()
+    endif()
+    file(STRINGS "${f}" hits REGEX "getenv|secure_getenv|[^a-z_]environ[^a-z_]")
+    if(hits)
+      list(APPEND found "${rel}: ${hits}")
+    endif()
+  endforeach()
+endforeach()
+if(found)
+  list(JOIN found "\n  " text)
+  message(FATAL_ERROR "the environment is read outside ${allowed} (use tessera::settings()):\n  ${text}")
+endif()
+message(STATUS "no getenv outside ${allowed}")
