@@ -42,6 +42,7 @@ void Runtime::init(int* argc, char*** argv) {
     set_process_rank(world_->rank());
     device_ = select_device(world_->local_rank());
     make_current(device_);
+    set_process_device(device_);  // errors thrown without a device of their own name this one
   } catch (...) {
     world_.reset();
     if (owns_mpi_) MPI_Finalize();
@@ -55,6 +56,7 @@ Runtime::~Runtime() {
   } catch (...) {  // nothing to report to from a destructor
   }
   world_.reset();  // free our communicators before MPI goes away
+  set_process_device(std::nullopt);
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (owns_mpi_ && !finalized) MPI_Finalize();

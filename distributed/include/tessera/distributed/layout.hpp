@@ -108,7 +108,12 @@ class Layout {
   const Split& split() const noexcept { return split_; }
   const Index<Rank>& halo() const noexcept { return halo_; }
   const std::array<bool, Rank>& periodic() const noexcept { return periodic_; }
-  const std::vector<index_t>& offsets(int axis) const { return offsets_.at(axis); }
+  const std::vector<index_t>& offsets(int axis) const {
+    if (axis < 0 || axis >= Rank)  // a tessera::Error (rank, device), not std::out_of_range
+      throw InvalidArgument("Layout::offsets: axis " + std::to_string(axis) + " out of range for rank " +
+                            std::to_string(Rank));
+    return offsets_[axis];
+  }
 
   /// The block (interior, global indices) of `rank`, and of this rank; this rank's block shape.
   Box<Rank> local_box(int rank) const {
