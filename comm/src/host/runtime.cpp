@@ -42,7 +42,7 @@ void Runtime::init(int* argc, char*** argv) {
     set_process_rank(world_->rank());
     device_ = select_device(world_->local_rank());
     make_current(device_);
-    set_process_device(device_);
+    set_process_device(device_);  // errors thrown without a device of their own name this one
     if (settings_.verbose && world_->rank() == 0)
       std::fprintf(stderr, "tessera: %d ranks, rank 0 on %s; settings:\n%s", world_->size(), device_.str().c_str(),
                    settings_.str().c_str());

@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 
+#include "../detail/error_text.hpp"
 #include "../detail/zarr_json.hpp"
 
 namespace tessera::io {
@@ -199,7 +200,7 @@ CheckpointWriter::CheckpointWriter(std::string dir, comm::ProcessGroup group)
         else if (attempt == 100) throw std::runtime_error("no free temporary name");
       }
     } catch (const std::exception& e) {
-      err = "checkpoint " + dir_ + ": cannot create a temporary directory: " + e.what();
+      err = "checkpoint " + dir_ + ": cannot create a temporary directory: " + tessera::detail::message_of(e);
     }
   }
   agree(group_, err);
@@ -262,7 +263,7 @@ void CheckpointWriter::commit() {
       for (const auto& e : fs::directory_iterator(parent, ec))
         if (e.path().filename().string().rfind(prefix, 0) == 0) fs::remove_all(e.path(), ec);
     } catch (const std::exception& e) {
-      err = "checkpoint " + dir_ + ": commit failed: " + e.what();
+      err = "checkpoint " + dir_ + ": commit failed: " + tessera::detail::message_of(e);
     }
   }
   agree(group_, err);
@@ -278,7 +279,7 @@ CheckpointReader::CheckpointReader(std::string dir, comm::ProcessGroup group) : 
       path_ = resolve(dir_);
       text = read_whole(path_ + "/checkpoint.json");
     } catch (const std::exception& e) {
-      err = "checkpoint " + dir_ + ": " + e.what();
+      err = "checkpoint " + dir_ + ": " + tessera::detail::message_of(e);
     }
   }
   agree(group, err);

@@ -11,6 +11,8 @@
 #include <fstream>
 #include <limits>
 
+#include "../detail/error_text.hpp"
+
 namespace tessera::io {
 namespace {
 
@@ -150,7 +152,7 @@ void run_rounds(const detail::NpyPlan& p, const Rounds& r, const detail::SlabFn&
       try {
         stage(row0, rows, buf.data());
       } catch (const std::exception& e) {
-        err = p.path + ": staging failed: " + e.what();
+        err = p.path + ": staging failed: " + tessera::detail::message_of(e);
       }
     }
     const int n = err.empty() ? static_cast<int>(rows * r.slab) : 0;
@@ -166,7 +168,7 @@ void run_rounds(const detail::NpyPlan& p, const Rounds& r, const detail::SlabFn&
         try {
           stage(row0, rows, buf.data());
         } catch (const std::exception& e) {
-          err = p.path + ": staging failed: " + e.what();
+          err = p.path + ": staging failed: " + tessera::detail::message_of(e);
         }
       }
     }

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include "../detail/error_text.hpp"
 #include "../detail/zarr_json.hpp"
 #if TESSERA_HAVE_ZLIB
 #include <zlib.h>
@@ -290,7 +291,7 @@ void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk
       write_file(fs::path(dir) / ".zarray", meta.data(), meta.size(), s.durable);
       write_file(fs::path(dir) / ".zattrs", "{}", 2, s.durable);
     } catch (const std::exception& e) {
-      err = where + e.what();
+      err = where + tessera::detail::message_of(e);
     }
   }
   agree(g, err);
@@ -353,7 +354,7 @@ void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk
       write_file(fs::path(dir) / grid.name(idx, '.'), out.data(), out.size(), s.durable);
     }
   } catch (const std::exception& e) {
-    err = where + e.what();
+    err = where + tessera::detail::message_of(e);
   }
   agree(g, err);
 }
@@ -404,7 +405,7 @@ void load_zarr_host(const std::string& dir, const ZarrShard& s) {
                   intersect_lo(grid.lo(idx), s.lo[me]), intersect_hi(grid.hi(idx), s.hi[me]), es);
     });
   } catch (const std::exception& e) {
-    err = "load_zarr: " + dir + ": " + e.what();
+    err = "load_zarr: " + dir + ": " + tessera::detail::message_of(e);
   }
   agree(s.group, err);
 }

@@ -9,6 +9,7 @@
 
 namespace tessera {
 
+/// A failed MPI call; code() is MPI's error code.
 class MpiError : public Error {
  public:
   MpiError(const std::string& message, int code) : Error(message), code_(code) {}
@@ -18,6 +19,7 @@ class MpiError : public Error {
   int code_;
 };
 
+/// A failed NCCL call; code() is the ncclResult_t.
 class NcclError : public Error {
  public:
   NcclError(const std::string& message, int code) : Error(message), code_(code) {}
@@ -27,7 +29,7 @@ class NcclError : public Error {
   int code_;
 };
 
-// A collective that failed or timed out; names the operation, group size and elapsed time.
+/// A collective that failed or timed out; names the operation, group size and elapsed time.
 class CommError : public Error { using Error::Error; };
 
 namespace detail {
@@ -35,6 +37,7 @@ namespace detail {
 }
 }  // namespace tessera
 
+/// Throws MpiError if `call` does not return MPI_SUCCESS.
 #define TESSERA_CHECK_MPI(call)                                                         \
   do {                                                                                  \
     const int tessera_rc_ = (call);                                                     \

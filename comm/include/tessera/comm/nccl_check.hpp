@@ -10,6 +10,7 @@ namespace tessera::detail {
                                const char* file, int line);
 }
 
+/// Throws NcclError if `call` fails (ncclInProgress is not a failure).
 #define TESSERA_CHECK_NCCL(call)                                                           \
   do {                                                                                     \
     const ncclResult_t tessera_nr_ = (call);                                               \

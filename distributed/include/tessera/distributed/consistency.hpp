@@ -21,18 +21,21 @@
 
 namespace tessera::distributed {
 
-// Ranks called a distributed operation with different arguments (consistency mode).
+/// Ranks called a distributed operation with different arguments (consistency mode).
 class ConsistencyError : public Error { using Error::Error; };
 
-// Turns the checks on or off for this process (every rank must agree). The initial setting is
-// TESSERA_CHECK (on unless unset, empty or "0").
+/// Turns the checks on or off for this process (every rank must agree). The initial setting is
+/// TESSERA_CHECK (on unless unset, empty or "0").
 void set_consistency_checks(bool on);
+/// True while the checks are on.
 bool consistency_checks() noexcept;
 
-// A description of one call; its hash is what the ranks compare.
+/// A description of one call; its hash is what the ranks compare.
 class CallSignature {
  public:
+  /// The operation, element type and device kind.
   CallSignature(std::string_view op, DType t, const Device& d);
+  /// Appends one argument that must agree (a value, a layout, a box).
   CallSignature& add(std::string_view key, std::string_view value);
   CallSignature& add(std::string_view key, long long value);
   template <int R>
@@ -43,6 +46,7 @@ class CallSignature {
   }
   template <int R>
   CallSignature& add(std::string_view key, const Box<R>& b) { return add(key, b.str()); }
+  /// The operation, the whole description, and its hash.
   const std::string& op() const noexcept { return op_; }
   const std::string& text() const noexcept { return text_; }
   std::uint64_t hash() const noexcept;
@@ -51,15 +55,16 @@ class CallSignature {
   std::string op_, text_;
 };
 
-// Collective over `g`: returns if every rank passed an equal signature, else throws
-// ConsistencyError on every rank.
+/// Collective over `g`: returns if every rank passed an equal signature, else throws
+/// ConsistencyError on every rank.
 void check_consistent(const comm::ProcessGroup& g, const CallSignature& s);
 
-// While a checked operation runs, the operations it calls inside (an FFT's redistribute, a
-// checkpoint's save_zarr) are not checked again: their arguments follow from the checked ones,
-// and some are called by only part of the ranks (a local-only redistribute, for instance).
+/// While a checked operation runs, the operations it calls inside (an FFT's redistribute, a
+/// checkpoint's save_zarr) are not checked again: their arguments follow from the checked ones,
+/// and some are called by only part of the ranks (a local-only redistribute, for instance).
 class [[nodiscard]] CheckScope {
  public:
+  /// Marks a checked operation in progress on this thread while alive (if `active`).
   explicit CheckScope(bool active) noexcept : active_(active) {
     if (active_) ++depth();
   }
@@ -68,7 +73,8 @@ class [[nodiscard]] CheckScope {
   }
   CheckScope(const CheckScope&) = delete;
   CheckScope& operator=(const CheckScope&) = delete;
-  static int& depth() noexcept;  // this thread's number of checked operations in progress
+  /// This thread's number of checked operations in progress.
+  static int& depth() noexcept;
 
  private:
   bool active_;
@@ -85,10 +91,10 @@ void add_pairs(CallSignature& s, const K& key, const V& value, const Rest&... re
 }
 }  // namespace detail
 
-// The one-line hook at the start of an operation, kept for its duration:
-//   const auto agreed = check_call<T, R>("gather", a.layout(), a.device(), "root", root);
-// op name, element type, the (first) layout and the device, plus key/value pairs that must agree
-// too. Does nothing unless checks are on (or inside another checked operation).
+/// The one-line hook at the start of an operation, kept for its duration:
+///   const auto agreed = check_call<T, R>("gather", a.layout(), a.device(), "root", root);
+/// op name, element type, the (first) layout and the device, plus key/value pairs that must agree
+/// too. Does nothing unless checks are on (or inside another checked operation).
 template <class T, int R, class... KV>
 CheckScope check_call(std::string_view op, const Layout<R>& l, const Device& d, const KV&... kv) {
   if (!consistency_checks() || CheckScope::depth() > 0) return CheckScope(false);

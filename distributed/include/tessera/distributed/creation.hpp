@@ -24,6 +24,7 @@
 
 namespace tessera::distributed {
 
+/// New arrays on d, whole shards filled: uninitialized, with `value`, zeros, ones.
 template <class T, int R> Array<T, R> empty(const Layout<R>& layout, Device d) { return Array<T, R>(layout, d); }
 template <class T, int R> Array<T, R> full(const Layout<R>& layout, std::type_identity_t<T> value, Device d) {
   Array<T, R> a(layout, d);
@@ -67,13 +68,13 @@ template <class T>
 void integers_fill(T* data, const IndexMap& m, std::uint64_t seed, T low, T high, const Stream& s);
 }  // namespace detail
 
-// Element = its global flat row-major index, converted to T (int32 wraps past 2^31 elements).
+/// Element = its global flat row-major index, converted to T (int32 wraps past 2^31 elements).
 template <class T, int R> Array<T, R> arange(const Layout<R>& layout, Device d) {
   Array<T, R> a(layout, d);
   detail::arange_fill(a.interior().data(), detail::index_map(a), a.stream());
   return a;
 }
-// Uniform in [low, high) (float, double), as tessera::random::uniform.
+/// Uniform in [low, high) (float, double), as tessera::random::uniform.
 template <class T, int R>
 Array<T, R> random_uniform(const Layout<R>& layout, Device d, std::uint64_t seed, std::type_identity_t<T> low = T(0),
                            std::type_identity_t<T> high = T(1)) {
@@ -81,7 +82,7 @@ Array<T, R> random_uniform(const Layout<R>& layout, Device d, std::uint64_t seed
   detail::uniform_fill<T>(a.interior().data(), detail::index_map(a), seed, low, high, a.stream());
   return a;
 }
-// Normal (float, double), as tessera::random::normal.
+/// Normal (float, double), as tessera::random::normal.
 template <class T, int R>
 Array<T, R> random_normal(const Layout<R>& layout, Device d, std::uint64_t seed, std::type_identity_t<T> mean = T(0),
                           std::type_identity_t<T> stddev = T(1)) {
@@ -89,7 +90,7 @@ Array<T, R> random_normal(const Layout<R>& layout, Device d, std::uint64_t seed,
   detail::normal_fill<T>(a.interior().data(), detail::index_map(a), seed, mean, stddev, a.stream());
   return a;
 }
-// Integers in [low, high) (int32, int64), as tessera::random::integers.
+/// Integers in [low, high) (int32, int64), as tessera::random::integers.
 template <class T, int R>
 Array<T, R> random_integers(const Layout<R>& layout, Device d, std::uint64_t seed, std::type_identity_t<T> low,
                             std::type_identity_t<T> high) {
@@ -98,13 +99,13 @@ Array<T, R> random_integers(const Layout<R>& layout, Device d, std::uint64_t see
   return a;
 }
 
-// from_function<T>(layout, d, f): element = T(f(Index<R> global_index)), f evaluated where the
-// array lives. For CUDA arrays the call must be compiled by nvcc and f must be callable on the
-// device: an `[=] __host__ __device__ (const Index<R>& i) { ... }` lambda (tessera_distributed
-// adds --extended-lambda to CUDA compilations) or a functor with __host__ __device__ operator().
-// A plain C++ translation unit throws BackendUnavailable for CUDA arrays.
-// nvcc and plain C++ instantiations get different symbols (as in expr.hpp), so that a functor
-// type used in both kinds of translation units does not break the one-definition rule.
+/// from_function<T>(layout, d, f): element = T(f(Index<R> global_index)), f evaluated where the
+/// array lives. For CUDA arrays the call must be compiled by nvcc and f must be callable on the
+/// device: an `[=] __host__ __device__ (const Index<R>& i) { ... }` lambda (tessera_distributed
+/// adds --extended-lambda to CUDA compilations) or a functor with __host__ __device__ operator().
+/// A plain C++ translation unit throws BackendUnavailable for CUDA arrays.
+/// nvcc and plain C++ instantiations get different symbols (as in expr.hpp), so that a functor
+/// type used in both kinds of translation units does not break the one-definition rule.
 #ifdef __CUDACC__
 inline namespace creation_cuda {
 template <class T, int R, class F>

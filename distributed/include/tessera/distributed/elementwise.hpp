@@ -12,6 +12,7 @@
 
 namespace tessera::distributed {
 
+/// A local expression over the interiors, with the layout its operands share.
 template <class E, int Rank>
 struct Expr {
   using is_distributed_expr = void;
@@ -20,6 +21,7 @@ struct Expr {
   const Layout<Rank>* layout;
 };
 
+/// What may appear in a distributed expression: arrays, expressions, scalars.
 template <class X> struct is_darray : std::false_type {};
 template <class T, int R> struct is_darray<Array<T, R>> : std::true_type {};
 template <class X> concept DArray = is_darray<std::remove_cvref_t<X>>::value;
@@ -57,9 +59,11 @@ template <class E, int R>
 auto make(E&& e, const Layout<R>* l) { return Expr<std::remove_cvref_t<E>, R>{std::forward<E>(e), l}; }
 }  // namespace detail
 
+/// Operands of a binary operation: at least one distributed.
 template <class X, class Y>
 concept DBinary = (DOperand<X> && (DOperand<Y> || DScalar<Y>)) || (DScalar<X> && DOperand<Y>);
 
+/// x + y, x - y, x * y, x / y, minimum, maximum: lazy, elementwise over operands of the same blocks.
 #define TESSERA_DIST_BINARY(FN)                                                                        \
   template <class X, class Y>                                                                          \
     requires DBinary<X, Y>                                                                             \
@@ -77,13 +81,14 @@ TESSERA_DIST_BINARY(minimum)
 TESSERA_DIST_BINARY(maximum)
 #undef TESSERA_DIST_BINARY
 
+/// -x, lazy.
 template <class X> requires DOperand<X>
 auto operator-(const X& x) {
   using local::operator-;
   return detail::make(-detail::local_of(x), detail::layout_of(x));
 }
 
-// f applied to the local operands (interiors, local expressions, scalars) of each rank.
+/// f applied to the local operands (interiors, local expressions, scalars) of each rank.
 template <class F, class... Xs>
   requires(DOperand<Xs> || ...)
 auto map(F&& f, const Xs&... xs) {

@@ -19,12 +19,14 @@
 namespace tessera::distributed {
 
 using local::index_t;
+/// A global index (or shape).
 template <int Rank> using Index = local::Shape<Rank>;
 
-// A half-open box [lo, hi) of global indices.
+/// A half-open box [lo, hi) of global indices.
 template <int Rank>
 struct Box {
   Index<Rank> lo{}, hi{};
+  /// Extents (0 where hi <= lo), element count, emptiness.
   Index<Rank> shape() const {
     Index<Rank> s{};
     for (int a = 0; a < Rank; ++a) s[a] = hi[a] > lo[a] ? hi[a] - lo[a] : 0;
@@ -32,17 +34,20 @@ struct Box {
   }
   index_t size() const { return local::shape_size(shape()); }
   bool empty() const { return size() == 0; }
+  /// The common part of two boxes (empty if none).
   Box intersect(const Box& o) const {
     Box r;
     for (int a = 0; a < Rank; ++a) r.lo[a] = std::max(lo[a], o.lo[a]), r.hi[a] = std::max(r.lo[a], std::min(hi[a], o.hi[a]));
     return r;
   }
+  /// True if i lies in the box.
   bool contains(const Index<Rank>& i) const {
     for (int a = 0; a < Rank; ++a)
       if (i[a] < lo[a] || i[a] >= hi[a]) return false;
     return true;
   }
   bool operator==(const Box&) const = default;
+  /// For messages: "[lo0:hi0, lo1:hi1]".
   std::string str() const {
     std::string s = "[";
     for (int a = 0; a < Rank; ++a) s += (a ? ", " : "") + std::to_string(lo[a]) + ":" + std::to_string(hi[a]);
@@ -50,15 +55,17 @@ struct Box {
   }
 };
 
+/// Operands whose layouts do not fit the operation (different blocks or process groups).
 class LayoutMismatch : public Error { using Error::Error; };
 
+/// How a global array lies on a ProcessGrid: splits, blocks, halos, periodicity.
 template <int Rank>
 class Layout {
  public:
   using Split = std::array<int, Rank>;
   using Offsets = std::array<std::vector<index_t>, Rank>;
 
-  // Balanced blocks. split defaults to: array axis a over grid axis a (for a < grid dims).
+  /// Balanced blocks. split defaults to: array axis a over grid axis a (for a < grid dims).
   Layout(ProcessGrid grid, Index<Rank> global, Split split, Index<Rank> halo = {},
          std::optional<std::array<bool, Rank>> periodic = std::nullopt)
       : grid_(std::move(grid)), global_(global), split_(split), halo_(halo) {
@@ -71,7 +78,7 @@ class Layout {
     }
     set_periodic(periodic);
   }
-  // Explicit block offsets per axis (offsets[a].size() == parts + 1).
+  /// Explicit block offsets per axis (offsets[a].size() == parts + 1).
   Layout(ProcessGrid grid, Index<Rank> global, Split split, Offsets offsets, Index<Rank> halo,
          std::optional<std::array<bool, Rank>> periodic = std::nullopt)
       : grid_(std::move(grid)), global_(global), split_(split), halo_(halo), offsets_(std::move(offsets)) {
@@ -87,22 +94,28 @@ class Layout {
     }
     set_periodic(periodic);
   }
-  // Array axis a split over grid axis a, for every grid axis (the usual block layout).
+  /// Array axis a split over grid axis a, for every grid axis (the usual block layout).
   static Layout block(ProcessGrid grid, Index<Rank> global, Index<Rank> halo = {}) {
     Split s{};
     for (int a = 0; a < Rank; ++a) s[a] = a < grid.ndims() ? a : -1;
     return Layout(std::move(grid), global, s, halo);
   }
 
+  /// Grid, global shape and size, splits, halo widths, periodicity, block offsets of an axis.
   const ProcessGrid& grid() const noexcept { return grid_; }
   const Index<Rank>& global_shape() const noexcept { return global_; }
   index_t global_size() const { return local::shape_size(global_); }
   const Split& split() const noexcept { return split_; }
   const Index<Rank>& halo() const noexcept { return halo_; }
   const std::array<bool, Rank>& periodic() const noexcept { return periodic_; }
-  const std::vector<index_t>& offsets(int axis) const { return offsets_.at(axis); }
+  const std::vector<index_t>& offsets(int axis) const {
+    if (axis < 0 || axis >= Rank)  // a tessera::Error (rank, device), not std::out_of_range
+      throw InvalidArgument("Layout::offsets: axis " + std::to_string(axis) + " out of range for rank " +
+                            std::to_string(Rank));
+    return offsets_[axis];
+  }
 
-  // The block (interior, global indices) of `rank`, and of this rank.
+  /// The block (interior, global indices) of `rank`, and of this rank; this rank's block shape.
   Box<Rank> local_box(int rank) const {
     const auto c = grid_.coords(rank);
     Box<Rank> b;
@@ -115,13 +128,13 @@ class Layout {
   }
   Box<Rank> local_box() const { return local_box(grid_.rank()); }
   Index<Rank> local_shape() const { return local_box().shape(); }
-  // The shard: the block plus halos on both sides.
+  /// The shard: the block plus halos on both sides.
   Index<Rank> padded_shape() const {
     auto s = local_shape();
     for (int a = 0; a < Rank; ++a) s[a] += 2 * halo_[a];
     return s;
   }
-  // The rank holding global index i (on grid axes that split nothing: coordinate 0).
+  /// The rank holding global index i (on grid axes that split nothing: coordinate 0).
   int owner(const Index<Rank>& i) const {
     std::vector<int> c(grid_.ndims(), 0);
     for (int a = 0; a < Rank; ++a) {
@@ -136,13 +149,13 @@ class Layout {
     return grid_.rank_at(c);
   }
 
-  // Same grid, global shape, splits, blocks, halos and periodicity.
+  /// Same grid, global shape, splits, blocks, halos and periodicity.
   bool operator==(const Layout& o) const {
     return global_ == o.global_ && split_ == o.split_ && halo_ == o.halo_ && offsets_ == o.offsets_ &&
            periodic_ == o.periodic_ && grid_ == o.grid_;
   }
   bool operator!=(const Layout& o) const { return !(*this == o); }
-  // Same blocks (interiors): what elementwise operations need; halos may differ.
+  /// Same blocks (interiors): what elementwise operations need; halos may differ.
   bool same_blocks(const Layout& o) const {
     if (global_ != o.global_ || !(grid_ == o.grid_)) return false;
     if (split_ == o.split_ && offsets_ == o.offsets_) return true;
@@ -151,7 +164,7 @@ class Layout {
     return true;
   }
 
-  // A copy with other halo widths.
+  /// A copy with other halo widths.
   Layout with_halo(Index<Rank> halo) const {
     Layout l = *this;
     l.halo_ = halo;
@@ -160,6 +173,7 @@ class Layout {
     return l;
   }
 
+  /// For messages: global shape, grid, splits, blocks and halos.
   std::string str() const {
     std::string s = "Layout" + idx_str(global_) + " on " + grid_.str() + ", split {";
     for (int a = 0; a < Rank; ++a) s += (a ? "," : "") + std::to_string(split_[a]);
@@ -172,6 +186,7 @@ class Layout {
     return s;
   }
 
+  /// "[a,b,c]".
   static std::string idx_str(const Index<Rank>& i) { return local::shape_str(i); }
 
  private:

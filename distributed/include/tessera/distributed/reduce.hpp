@@ -252,6 +252,7 @@ Array<red_t<T, Op>, R> reduce_along(const Array<T, R>& a, int axis, const char* 
 }
 }  // namespace detail
 
+/// NAME(a) -> the same host scalar on every rank; NAME(a, axis) -> an array, that axis of extent 1.
 #define TESSERA_DIST_REDUCTION(NAME, OP)                                                                 \
   template <class T, int R> auto NAME(const Array<T, R>& a) {                                           \
     detail::order(a.stream(), Stream::default_for(a.device()));                                          \
@@ -266,21 +267,21 @@ TESSERA_DIST_REDUCTION(any, local::ReduceOp::any)
 TESSERA_DIST_REDUCTION(all, local::ReduceOp::all)
 #undef TESSERA_DIST_REDUCTION
 
-// sum of |x|^2 (real), and its square root.
+/// sum of |x|^2 (real), and its square root.
 template <class T, int R> local::real_t<T> sum_squares(const Array<T, R>& a) {
   detail::order(a.stream(), Stream::default_for(a.device()));
   return detail::reduce_all<local::ReduceOp::sumsq>(a.interior(), a.layout(), "sum_squares");
 }
 template <class T, int R> local::real_t<T> norm2(const Array<T, R>& a) { return std::sqrt(sum_squares(a)); }
 
-// Global flat row-major index of the first minimum / maximum.
+/// Global flat row-major index of the first minimum / maximum.
 template <class T, int R> index_t argmin(const Array<T, R>& a) {
   return detail::arg_reduce_all<local::ReduceOp::argmin>(a, "argmin");
 }
 template <class T, int R> index_t argmax(const Array<T, R>& a) {
   return detail::arg_reduce_all<local::ReduceOp::argmax>(a, "argmax");
 }
-// Global index along `axis` of the first minimum / maximum.
+/// Global index along `axis` of the first minimum / maximum.
 template <class T, int R> Array<index_t, R> argmin(const Array<T, R>& a, int axis) {
   return detail::reduce_along<local::ReduceOp::argmin>(a, axis, "argmin");
 }
@@ -288,7 +289,7 @@ template <class T, int R> Array<index_t, R> argmax(const Array<T, R>& a, int axi
   return detail::reduce_along<local::ReduceOp::argmax>(a, axis, "argmax");
 }
 
-// Mean: double for integers and bool (numpy), else T.
+/// Mean: double for integers and bool (numpy), else T; of the whole array, or along `axis`.
 template <class T> using mean_t = std::conditional_t<std::is_integral_v<T>, double, T>;
 template <class T, int R> mean_t<T> mean(const Array<T, R>& a) {
   detail::check_nonempty(local::ReduceOp::min, a.layout(), a.global_size(), "mean", a.device());
@@ -312,8 +313,8 @@ template <class T, int R> Array<mean_t<T>, R> mean(const Array<T, R>& a, int axi
   return m;
 }
 
-// sum(a * b) over the interiors (no conjugation, as numpy.dot of vectors). a and b must have the
-// same blocks (LayoutMismatch otherwise) and device (DeviceMismatch).
+/// sum(a * b) over the interiors (no conjugation, as numpy.dot of vectors). a and b must have the
+/// same blocks (LayoutMismatch otherwise) and device (DeviceMismatch).
 template <class T, int R> local::sum_t<T> dot(const Array<T, R>& a, const Array<T, R>& b) {
   if (a.device() != b.device())
     throw DeviceMismatch("device mismatch in distributed::dot: " + a.device().str() + " vs " + b.device().str(),

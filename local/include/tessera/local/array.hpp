@@ -19,9 +19,12 @@
 
 namespace tessera::local {
 
+/// Element counts and indices.
 using index_t = std::int64_t;
+/// Extents (or strides) of each axis.
 template <int Rank> using Shape = std::array<index_t, Rank>;
 
+/// "[a,b,c]", for messages.
 template <std::size_t N>
 std::string shape_str(const std::array<index_t, N>& s) {
   std::string out = "[";
@@ -29,6 +32,7 @@ std::string shape_str(const std::array<index_t, N>& s) {
   return out + "]";
 }
 
+/// The strides, in elements, of a contiguous row-major array of `shape`.
 template <std::size_t Rank>
 std::array<index_t, Rank> row_major_strides(const std::array<index_t, Rank>& shape) {
   std::array<index_t, Rank> st{};
@@ -40,6 +44,7 @@ std::array<index_t, Rank> row_major_strides(const std::array<index_t, Rank>& sha
   return st;
 }
 
+/// The number of elements of `shape`.
 template <std::size_t Rank>
 index_t shape_size(const std::array<index_t, Rank>& shape) {
   for (auto e : shape)
@@ -49,6 +54,7 @@ index_t shape_size(const std::array<index_t, Rank>& shape) {
   return n;
 }
 
+/// An n-d array on one device: owning, or a view of memory someone else owns.
 template <class T, int Rank>
 class Array {
   static_assert(Rank >= 0 && Rank <= 8, "Array rank must be 0..8");
@@ -58,15 +64,16 @@ class Array {
   using value_type = T;
   static constexpr int rank = Rank;
 
+  /// An empty handle (no memory).
   Array() = default;
-  // Uninitialized, owning, row-major; allocated on the device's default stream.
+  /// Uninitialized, owning, row-major; allocated on the device's default stream.
   Array(const Shape<Rank>& shape, Device d)
       : shape_(shape), strides_((check_shape(shape, "Array"), row_major_strides(shape))), device_(d) {
     const index_t n = shape_size(shape);
     buffer_ = std::make_shared<Buffer>(static_cast<std::size_t>(n) * sizeof(T), d);
     data_ = static_cast<T*>(buffer_->data());
   }
-  // A view of memory the caller owns (no copy). `strides` in elements; row-major if omitted.
+  /// A view of memory the caller owns (no copy). `strides` in elements; row-major if omitted.
   static Array view(T* data, const Shape<Rank>& shape, Device d) {
     check_shape(shape, "Array::view");  // before the strides, which would overflow
     return view(data, shape, row_major_strides(shape), d);
@@ -81,6 +88,7 @@ class Array {
     return a;
   }
 
+  /// Shape, strides (in elements), size, device, first element, ownership.
   const Shape<Rank>& shape() const noexcept { return shape_; }
   index_t shape(int axis) const { return shape_[check_axis(axis, "shape")]; }
   const Shape<Rank>& strides() const noexcept { return strides_; }
@@ -88,6 +96,7 @@ class Array {
   Device device() const noexcept { return device_; }
   T* data() const noexcept { return data_; }
   bool owns_memory() const noexcept { return static_cast<bool>(buffer_); }
+  /// True if the elements are dense and row-major (size-1 axes may have any stride).
   bool is_contiguous() const noexcept {
     index_t acc = 1;
     for (int d = Rank - 1; d >= 0; --d) {
@@ -97,7 +106,7 @@ class Array {
     return true;
   }
 
-  // Views (share memory). slice keeps elements start, start+step, ... < stop (step > 0).
+  /// A view of elements start, start+step, ... < stop (step > 0) along `axis`.
   Array slice(int axis, index_t start, index_t stop, index_t step = 1) const {
     const int a = check_axis(axis, "slice");
     if (step <= 0 || start < 0 || stop < start || stop > shape_[a])
@@ -111,7 +120,7 @@ class Array {
     v.strides_[a] = strides_[a] * step;
     return v;
   }
-  // Axis i of the result is axis axes[i] of this array.
+  /// A view whose axis i is axis axes[i] of this array.
   Array permute(const std::array<int, Rank>& axes) const {
     std::array<bool, Rank> seen{};
     Array v = *this;
@@ -125,12 +134,13 @@ class Array {
     }
     return v;
   }
+  /// A view with the axes reversed.
   Array transpose() const {
     std::array<int, Rank> axes{};
     for (int i = 0; i < Rank; ++i) axes[i] = Rank - 1 - i;
     return permute(axes);
   }
-  // Same elements, other shape; only for contiguous arrays (a view, no copy).
+  /// Same elements, other shape; only for contiguous arrays (a view, no copy).
   template <int R2>
   Array<T, R2> reshape(const Shape<R2>& shape) const {
     if (!is_contiguous())
@@ -146,25 +156,28 @@ class Array {
     return v;
   }
 
-  // A contiguous copy on device d; a contiguous copy converted to U (basic_ops.hpp).
+  /// A contiguous copy on device d (basic_ops.hpp).
   Array to(Device d) const;
+  /// A contiguous copy converted to U (basic_ops.hpp).
   template <class U> Array<U, Rank> astype() const;
 
-  // Evaluates an expression into this array's memory (expr.hpp defines the operator).
+  /// Evaluates an expression into this array's memory (expr.hpp defines the operator).
   template <class E>
     requires requires { typename E::is_tessera_expr; }
   Array& operator=(const E& e);
-  template <class E>  // an expression, an array or a scalar
+  /// In place, with an expression, an array or a scalar (expr.hpp).
+  template <class E>
   Array& operator+=(const E& e);
-  template <class E>  // an expression, an array or a scalar
+  template <class E>
   Array& operator-=(const E& e);
-  template <class E>  // an expression, an array or a scalar
+  template <class E>
   Array& operator*=(const E& e);
-  template <class E>  // an expression, an array or a scalar
+  template <class E>
   Array& operator/=(const E& e);
 
-  // Ties this view's lifetime to an owner's buffer.
+  /// Ties this view's lifetime to an owner's buffer.
   void keep_alive(std::shared_ptr<Buffer> b) { buffer_ = std::move(b); }
+  /// The owning buffer (null for a view without keep_alive).
   const std::shared_ptr<Buffer>& buffer() const noexcept { return buffer_; }
 
  private:

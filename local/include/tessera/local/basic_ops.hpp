@@ -40,8 +40,8 @@ template <class U, class T> void cast6(const Array6<U>& out, const Array6<T>& in
 template <class T> void iota(const Array<T, 1>& out, double start, double step);
 }  // namespace detail
 
-// out = a + b, a - b, a * b, a / b (integer division truncates; bool: add is or, mul is and,
-// sub is xor; div is not defined for bool).
+/// out = a + b, a - b, a * b, a / b (integer division truncates; bool: add is or, mul is and,
+/// sub is xor; div is not defined for bool).
 template <class T, int R> void add(const Array<T, R>& out, const Array<T, R>& a, const Array<T, R>& b) {
   detail::add6(detail::widen(out), detail::widen(a), detail::widen(b));
 }
@@ -55,17 +55,19 @@ template <class T, int R> void div(const Array<T, R>& out, const Array<T, R>& a,
   static_assert(!std::is_same_v<T, bool>, "div is not defined for bool arrays");
   detail::div6(detail::widen(out), detail::widen(a), detail::widen(b));
 }
-// y = alpha * x + y
+/// y = alpha * x + y.
 template <class T, int R> void axpy(const Array<T, R>& y, T alpha, const Array<T, R>& x) {
   detail::axpy6(detail::widen(y), alpha, detail::widen(x));
 }
+/// Sets every element of `out` to `value`.
 template <class T, int R> void fill(const Array<T, R>& out, T value) { detail::fill6(detail::widen(out), value); }
+/// out = in converted to U, element by element (same device).
 template <class U, class T, int R> void cast(const Array<U, R>& out, const Array<T, R>& in) {
   detail::cast6(detail::widen(out), detail::widen(in));
 }
 
-// Copies elements between any two devices (host<->GPU, GPU<->GPU peer); shapes must match.
-// Strided layouts are handled by a copy kernel; returns when host memory involved is ready.
+/// Copies elements between any two devices (host<->GPU, GPU<->GPU peer); shapes must match.
+/// Strided layouts are handled by a copy kernel; returns when host memory involved is ready.
 template <class T, int R>
 void copy(const Array<T, R>& dst, const Array<T, R>& src) {
   if (dst.shape() != src.shape())
@@ -86,7 +88,8 @@ void copy(const Array<T, R>& dst, const Array<T, R>& src) {
   detail::copy6(detail::widen(dst), detail::widen(moved));
 }
 
-// Shape arguments deduce their rank as std::size_t (std::array's own parameter type).
+/// New arrays on d: uninitialized, filled with `value`, zeros, ones.
+/// Shape arguments deduce their rank as std::size_t (std::array's own parameter type).
 template <class T, std::size_t R> Array<T, int(R)> empty(const Shape<int(R)>& shape, Device d) {
   return Array<T, int(R)>(shape, d);
 }
@@ -101,7 +104,7 @@ template <class T, std::size_t R> Array<T, int(R)> zeros(const Shape<int(R)>& sh
 template <class T, std::size_t R> Array<T, int(R)> ones(const Shape<int(R)>& shape, Device d) {
   return full<T, R>(shape, T(1), d);
 }
-// [start, start + step, ...) below stop, as numpy.arange.
+/// [start, start + step, ...) below stop, as numpy.arange; arange(n) is 0 .. n-1.
 template <class T> Array<T, 1> arange(double start, double stop, double step, Device d) {
   if (step == 0) throw InvalidArgument("arange: step must not be 0", d);
   const double count = std::ceil((stop - start) / step);
@@ -110,7 +113,7 @@ template <class T> Array<T, 1> arange(double start, double stop, double step, De
   return a;
 }
 template <class T> Array<T, 1> arange(index_t n, Device d) { return arange<T>(0.0, static_cast<double>(n), 1.0, d); }
-// num points from start to stop (stop included when endpoint), as numpy.linspace.
+/// num points from start to stop (stop included when endpoint), as numpy.linspace.
 template <class T> Array<T, 1> linspace(double start, double stop, index_t num, Device d, bool endpoint = true) {
   if (num < 0) throw InvalidArgument("linspace: num must be >= 0, got " + std::to_string(num), d);
   Array<T, 1> a({num}, d);
@@ -118,7 +121,7 @@ template <class T> Array<T, 1> linspace(double start, double stop, index_t num, 
   detail::iota(a, start, div > 0 ? (stop - start) / div : 0.0);
   return a;
 }
-// Copies `host` (row-major, shape's size elements) into a new array on d.
+/// Copies `host` (row-major, shape's size elements) into a new array on d.
 template <class T, std::size_t N, int R = int(N)>
 Array<T, R> from_host(const T* host, const std::array<index_t, N>& shape, Device d) {
   Array<T, R> a(shape, d);
@@ -137,7 +140,7 @@ Array<T, R> from_host(const std::vector<T>& host, const std::array<index_t, N>& 
     return from_host(host.data(), shape, d);
   }
 }
-// The elements in row-major order, on the host.
+/// The elements in row-major order, on the host.
 template <class T, int R> std::vector<T> to_host(const Array<T, R>& a) {
   const auto n = static_cast<std::size_t>(a.size());
   if constexpr (std::is_same_v<T, bool>) {  // std::vector<bool> is packed: copy through a plain buffer
@@ -150,13 +153,13 @@ template <class T, int R> std::vector<T> to_host(const Array<T, R>& a) {
     return out;
   }
 }
-// A contiguous copy on device d.
+/// A contiguous copy on device d.
 template <class T, int R> Array<T, R> to(const Array<T, R>& a, Device d) {
   Array<T, R> out(a.shape(), d);
   copy(out, a);
   return out;
 }
-// A contiguous copy converted to U (complex -> real keeps the real part).
+/// A contiguous copy converted to U (complex -> real keeps the real part).
 template <class U, class T, int R> Array<U, R> astype(const Array<T, R>& a) {
   Array<U, R> out(a.shape(), a.device());
   cast(out, a);

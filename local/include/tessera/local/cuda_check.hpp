@@ -5,12 +5,13 @@
 #include <cuda_runtime_api.h>
 
 namespace tessera::detail {
-// True for errors after which the CUDA context is unusable.
+/// True for errors after which the CUDA context is unusable.
 bool is_sticky_cuda_error(int code) noexcept;
 [[noreturn]] void cuda_failure(int code, const char* name, const char* text, const char* expr,
                                const char* file, int line);
 }  // namespace tessera::detail
 
+/// Throws CudaError if `call` fails; aborts if the error is sticky.
 #define TESSERA_CHECK_CUDA(call)                                                          \
   do {                                                                                    \
     const cudaError_t tessera_err_ = (call);                                              \

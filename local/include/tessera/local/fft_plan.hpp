@@ -22,12 +22,15 @@
 
 namespace tessera::local::fft {
 
+/// Complex-to-complex, real-to-complex or complex-to-real.
 enum class Kind : int { c2c, r2c, c2r };
-enum class Precision : int { single, double_ };  // complex64 / complex128 (float / double real)
-enum class Direction : int { forward = -1, backward = +1 };  // the sign of the exponent
+/// complex64 / complex128 (float / double real).
+enum class Precision : int { single, double_ };
+/// The sign of the exponent.
+enum class Direction : int { forward = -1, backward = +1 };
 
-// What a plan computes; also the cache key. Fields left 0 take the defaults below (normalize()
-// fills them in; Plan::desc() returns the filled-in form).
+/// What a plan computes; also the cache key. Fields left 0 take the defaults below (normalize()
+/// fills them in; Plan::desc() returns the filled-in form).
 struct PlanDesc {
   Device device;
   Kind kind = Kind::c2c;
@@ -50,25 +53,25 @@ struct PlanDesc {
   bool operator==(const PlanDesc&) const = default;
 };
 
-// Contiguous row-major data, packed batches: n = {n0[, n1[, n2]]}; rank = n.size() (1..3, else
-// InvalidArgument). Layout fields are left 0 (defaults); the rest is validated by normalize().
+/// Contiguous row-major data, packed batches: n = {n0[, n1[, n2]]}; rank = n.size() (1..3, else
+/// InvalidArgument). Layout fields are left 0 (defaults); the rest is validated by normalize().
 PlanDesc make_desc(Device device, Kind kind, Precision precision, std::initializer_list<long long> n,
                    long long batch = 1, bool in_place = false);
 
-// Validates `d` and fills in its defaults. Throws InvalidArgument naming the offending field and
-// value (e.g. "fft plan: n[1]=0 must be > 0"), BackendUnavailable for a CUDA device in a build
-// without CUDA, InvalidArgument for a CUDA device this process does not see.
+/// Validates `d` and fills in its defaults. Throws InvalidArgument naming the offending field and
+/// value (e.g. "fft plan: n[1]=0 must be > 0"), BackendUnavailable for a CUDA device in a build
+/// without CUDA, InvalidArgument for a CUDA device this process does not see.
 PlanDesc normalize(const PlanDesc& d);
 
-// Elements spanned from the base pointer by the input / output (what to allocate), and bytes.
-// An in-place transform needs max(input_bytes, output_bytes) in one buffer.
+/// Elements spanned from the base pointer by the input / output (what to allocate), and bytes.
+/// An in-place transform needs max(input_bytes, output_bytes) in one buffer.
 long long input_elements(const PlanDesc& d);
 long long output_elements(const PlanDesc& d);
 std::size_t input_bytes(const PlanDesc& d);
 std::size_t output_bytes(const PlanDesc& d);
 
-// For messages: "r2c single [6,5,7] batch 2 in[6,5,8]/1/240 out[6,5,4]/1/120 in-place on host"
-// (embeds/stride/dist of each side; zeros where a field is still defaulted).
+/// For messages: "r2c single [6,5,7] batch 2 in[6,5,8]/1/240 out[6,5,4]/1/120 in-place on host"
+/// (embeds/stride/dist of each side; zeros where a field is still defaulted).
 std::string to_string(const PlanDesc& d);
 
 namespace detail {
@@ -85,28 +88,30 @@ std::unique_ptr<PlanBackend> make_cufft_plan(const PlanDesc& normalized);  // CU
 std::unique_ptr<PlanBackend> make_plan_backend(const PlanDesc& normalized);
 }  // namespace detail
 
+/// A local FFT plan (FFTW on host, cuFFT on CUDA) for one descriptor.
 class Plan {
  public:
-  // An uncached plan; get_plan() shares one per descriptor.
+  /// An uncached plan; get_plan() shares one per descriptor.
   explicit Plan(const PlanDesc& desc);
   ~Plan();
   Plan(const Plan&) = delete;
   Plan& operator=(const Plan&) = delete;
 
-  const PlanDesc& desc() const noexcept { return desc_; }  // normalized
-  // Scratch bytes an execution needs on the plan's device (cuFFT work area, plus the input copy
-  // of a preserving out-of-place c2r); 0 when none.
+  /// The normalized descriptor.
+  const PlanDesc& desc() const noexcept { return desc_; }
+  /// Scratch bytes an execution needs on the plan's device (cuFFT work area, plus the input copy
+  /// of a preserving out-of-place c2r); 0 when none.
   std::size_t work_bytes() const noexcept;
 
-  // Transforms `in` into `out` (device pointers on the plan's device; in == out iff in_place).
-  // c2c takes either direction; r2c only forward, c2r only backward. CUDA: enqueued on `stream`,
-  // no host synchronization; host: runs now. `work`, if given, is scratch of >= work_bytes() on the
-  // device, 256-byte aligned, that no concurrent execution uses; else a pool buffer is taken,
-  // ordered on `stream`.
-  // Safe to call concurrently from several threads (cached plans are shared).
+  /// Transforms `in` into `out` (device pointers on the plan's device; in == out iff in_place).
+  /// c2c takes either direction; r2c only forward, c2r only backward. CUDA: enqueued on `stream`,
+  /// no host synchronization; host: runs now. `work`, if given, is scratch of >= work_bytes() on the
+  /// device, 256-byte aligned, that no concurrent execution uses; else a pool buffer is taken,
+  /// ordered on `stream`.
+  /// Safe to call concurrently from several threads (cached plans are shared).
   void execute(const void* in, void* out, Direction dir, const Stream& stream,
                void* work = nullptr) const;
-  // Same, on the device's default stream.
+  /// Same, on the device's default stream.
   void execute(const void* in, void* out, Direction dir) const;
 
  private:
@@ -114,14 +119,17 @@ class Plan {
   std::unique_ptr<detail::PlanBackend> backend_;
 };
 
-// The cached plan for `desc` (normalized first, so equivalent descriptors share a plan); created on
-// first use. Thread-safe. Plans stay alive while someone holds them, even after clear_plan_cache().
+/// The cached plan for `desc` (normalized first, so equivalent descriptors share a plan); created on
+/// first use. Thread-safe. Plans stay alive while someone holds them, even after clear_plan_cache().
 std::shared_ptr<const Plan> get_plan(const PlanDesc& desc);
+/// The number of cached plans.
 std::size_t plan_cache_size();
+/// Drops the cache's references to its plans.
 void clear_plan_cache();
 
 }  // namespace tessera::local::fft
 
+/// Hashes a descriptor (the plan cache's key).
 template <>
 struct std::hash<tessera::local::fft::PlanDesc> {
   std::size_t operator()(const tessera::local::fft::PlanDesc& d) const noexcept;

@@ -30,6 +30,7 @@
 
 namespace tessera::philox {
 
+/// 128 bits: a counter going in, the random output coming out.
 struct Block {
   std::uint32_t v[4];
 };
@@ -37,6 +38,7 @@ struct Block {
 inline constexpr std::uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;  // round multipliers
 inline constexpr std::uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;  // key increments
 
+/// Philox4x32-10 of counter `c` under key (k0, k1).
 TESSERA_HD constexpr Block philox4x32_10(Block c, std::uint32_t k0, std::uint32_t k1) {
 #if defined(__CUDA_ARCH__)
 #pragma unroll
@@ -57,7 +59,7 @@ TESSERA_HD constexpr Block philox4x32_10(Block c, std::uint32_t k0, std::uint32_
   return c;
 }
 
-// The 128 bits for element `index` of the stream `seed`.
+/// The 128 bits for element `index` of the stream `seed`.
 TESSERA_HD constexpr Block block_at(std::uint64_t seed, std::uint64_t index) {
   return philox4x32_10(
       Block{{static_cast<std::uint32_t>(index), static_cast<std::uint32_t>(index >> 32), 0u, 0u}},
@@ -263,8 +265,8 @@ TESSERA_HD inline std::uint64_t word64(std::uint32_t hi, std::uint32_t lo) {
 
 }  // namespace detail
 
-// low + (high - low) u; `range` = high - low and `top` = the largest value below high come from
-// the caller, computed once (ranges that overflow are the caller's to reject).
+/// low + (high - low) u; `range` = high - low and `top` = the largest value below high come from
+/// the caller, computed once (ranges that overflow are the caller's to reject).
 TESSERA_HD inline float uniform(const Block& b, float low, float range, float top) {
   const float u = detail::mul(static_cast<float>(b.v[0] >> 8), 0x1p-24f);
   const float x = detail::add(low, detail::mul(range, u));
@@ -277,6 +279,7 @@ TESSERA_HD inline double uniform(const Block& b, double low, double range, doubl
   return x <= top ? x : top;
 }
 
+/// mean + stddev z, z standard normal (Box-Muller, cosine branch).
 TESSERA_HD inline float normal(const Block& b, float mean, float stddev) {
   const float radius = detail::sqrt(detail::mul(-2.0f, detail::log_unit24((b.v[0] >> 8) + 1)));
   const float z = detail::mul(radius, detail::cos_turn24(b.v[1] >> 8));
@@ -289,7 +292,7 @@ TESSERA_HD inline double normal(const Block& b, double mean, double stddev) {
   return detail::add(mean, detail::mul(stddev, z));
 }
 
-// floor(x range / 2^128) for the 128-bit x = (x3:x2:x1:x0): a value in [0, range).
+/// floor(x range / 2^128) for the 128-bit x = (x3:x2:x1:x0): a value in [0, range).
 TESSERA_HD inline std::uint64_t below(const Block& b, std::uint64_t range) {
   const std::uint64_t hi = detail::word64(b.v[3], b.v[2]), lo = detail::word64(b.v[1], b.v[0]);
   const std::uint64_t mid = hi * range;                   // bits 64..127 of hi*range*2^64
@@ -297,8 +300,8 @@ TESSERA_HD inline std::uint64_t below(const Block& b, std::uint64_t range) {
   return detail::mulhi64(hi, range) + (sum < mid ? 1 : 0);  // the carry into bit 128
 }
 
-// low + below(range), wrapping in unsigned arithmetic: T is int32_t or int64_t and
-// range = high - low fits in 64 bits.
+/// low + below(range), wrapping in unsigned arithmetic: T is int32_t or int64_t and
+/// range = high - low fits in 64 bits.
 template <class T>
 TESSERA_HD inline T integer(const Block& b, T low, std::uint64_t range) {
   return static_cast<T>(static_cast<std::uint64_t>(low) + below(b, range));

@@ -9,18 +9,21 @@
 
 namespace tessera::local {
 
+/// The reductions.
 enum class ReduceOp { sum, prod, min, max, argmin, argmax, any, all, sumsq };
+/// Tags: the result as a one-element device array (no host sync); keep the reduced axis.
 struct OnDevice {};
 inline constexpr OnDevice on_device{};
 struct KeepDims {};
 inline constexpr KeepDims keepdims{};
 
+/// The real type of T (T itself unless complex); the sum type (int64 for integers and bool).
 template <class T> struct real_of { using type = T; };
 template <class R> struct real_of<std::complex<R>> { using type = R; };
 template <class T> using real_t = typename real_of<T>::type;
 template <class T> using sum_t = std::conditional_t<std::is_integral_v<T>, std::int64_t, T>;
 
-// The accumulator/result type of each reduction of T.
+/// The accumulator/result type of each reduction of T.
 template <class T, ReduceOp Op> struct reduce_result {
   using type = std::conditional_t<
       Op == ReduceOp::sum || Op == ReduceOp::prod, sum_t<T>,
@@ -72,6 +75,7 @@ Array<reduce_result_t<T, Op>, R - 1> reduce_axis(const Array<T, R>& a, int axis)
 }
 }  // namespace detail
 
+/// NAME(a) -> host scalar; NAME(a, on_device) -> one-element array; NAME(a, axis[, keepdims]).
 #define TESSERA_REDUCTION(NAME, OP)                                                                       \
   template <class T, int R> auto NAME(const Array<T, R>& a) { return detail::reduce_host_scalar<OP>(a); }  \
   template <class T, int R> auto NAME(const Array<T, R>& a, OnDevice) {                                   \
@@ -92,14 +96,15 @@ TESSERA_REDUCTION(all, ReduceOp::all)
 TESSERA_REDUCTION(sum_squares, ReduceOp::sumsq)  // sum of |x|^2
 #undef TESSERA_REDUCTION
 
-// Mean as double for integers (numpy), else in T.
+/// Mean as double for integers (numpy), else in T.
 template <class T, int R> auto mean(const Array<T, R>& a) {
   if (a.size() == 0) throw InvalidArgument("mean of an empty array", a.device());
   using M = std::conditional_t<std::is_integral_v<T>, double, T>;
   return static_cast<M>(sum(a)) / static_cast<real_t<M>>(a.size());
 }
+/// The Euclidean norm, sqrt(sum of |x|^2).
 template <class T, int R> real_t<T> norm2(const Array<T, R>& a) { return std::sqrt(sum_squares(a)); }
-// sum(a * b) (no conjugation, as numpy.dot of vectors); shapes must match.
+/// sum(a * b) (no conjugation, as numpy.dot of vectors); shapes must match.
 template <class T, int R> sum_t<T> dot(const Array<T, R>& a, const Array<T, R>& b) {
   Array<T, R> prod_ab(a.shape(), a.device());
   mul(prod_ab, a, b);

@@ -6,5 +6,6 @@
 #include "tessera/local/device.hpp"
 
 namespace tessera {
+/// Runs the check on `device`; returns the number of wrong elements (0: the device works).
 std::size_t device_self_test(const Device& device, std::size_t n = 1 << 20);
 }
