@@ -28,7 +28,7 @@
 #include <numbers>
 #include <utility>
 
-#include "cli.hpp"
+#include "common/cli.hpp"
 #include "png.hpp"
 #include "stencil.hpp"
 
