@@ -63,20 +63,29 @@ heat3d::Field<T> field(const td::Array<T, 3>& a) {
 }
 
 // Restart: the run's parameters come from the checkpoint; explicit options must agree with it.
+// Sizes and modes are compared as numbers ("--n 160" is the shape 160,160,160), the size against
+// the saved array's own shape.
 void adopt_checkpoint(Options& o, const io::CheckpointReader& r, const po::variables_map& vm) {
-  auto take = [&](const char* opt, const std::string& key, std::string& value) {
-    const std::string& saved = r.get(key);
-    if (vm.count(opt) && !vm[opt].defaulted() && value != saved)
-      throw tessera::InvalidArgument(std::string("--") + opt + " " + value + " differs from the checkpoint's " + saved +
-                                     " (" + r.path() + ")");
-    value = saved;
-  };
-  take("n", "n", o.n_text);
-  take("dtype", "dtype", o.dtype);
-  take("mode", "mode", o.mode_text);
-  if (vm.count("alpha") && !vm["alpha"].defaulted() && std::stod(r.get("alpha")) != o.alpha)
+  auto given = [&](const char* opt) { return vm.count(opt) && !vm[opt].defaulted(); };
+  const auto& shape = r.field("u").shape;
+  if (shape.size() != 3) throw tessera::InvalidArgument("heat3d: the checkpoint's u is not 3-D (" + r.path() + ")");
+  const std::array<long long, 3> saved{shape[0], shape[1], shape[2]};
+  if (given("n") && apps::parse_shape3(o.n_text, 1) != saved)
+    throw tessera::InvalidArgument("--n " + o.n_text + " differs from the checkpoint's shape " + apps::shape_text(saved) +
+                                   " (" + r.path() + ")");
+  o.n_text = apps::shape_text(saved);
+  const std::string& mode = r.get("mode");
+  if (given("mode") && apps::parse_list(o.mode_text, "mode") != apps::parse_list(mode, "mode"))
+    throw tessera::InvalidArgument("--mode " + o.mode_text + " differs from the checkpoint's " + mode + " (" +
+                                   r.path() + ")");
+  o.mode_text = mode;
+  const std::string& dtype = r.get("dtype");
+  if (given("dtype") && o.dtype != dtype)
+    throw tessera::InvalidArgument("--dtype " + o.dtype + " differs from the checkpoint's " + dtype + " (" + r.path() + ")");
+  o.dtype = dtype;
+  if (given("alpha") && std::stod(r.get("alpha")) != o.alpha)
     throw tessera::InvalidArgument("--alpha differs from the checkpoint's " + r.get("alpha"));
-  if (vm.count("dt") && !vm["dt"].defaulted() && std::stod(r.get("dt")) != o.dt)
+  if (given("dt") && std::stod(r.get("dt")) != o.dt)
     throw tessera::InvalidArgument("--dt differs from the checkpoint's " + r.get("dt"));
   o.alpha = std::stod(r.get("alpha"));
   o.dt = std::stod(r.get("dt"));
