@@ -41,7 +41,8 @@ namespace {
 
 struct Options {
   std::string n_text = "64", grid_text, device = "auto", dtype = "double", output, format = "npy", restart,
-              colour_map = "viridis", mode_text = "1,2,3";
+              colour_map = "viridis", mode_text = "1,2,3", variant_text = "stream";
+  heat3d::Variant variant = heat3d::Variant::stream;
   std::array<long long, 3> n{};
   std::array<int, 3> mode{1, 2, 3};
   long long steps = 100, output_every = 0, checkpoint_every = 0, progress_every = 0;
@@ -219,12 +220,12 @@ int run(tessera::Runtime& rt, const Options& o, long long step0) {
   for (long long step = step0 + 1; step <= o.steps; ++step) {
     if (exchange) {
       auto pending = u.exchange_halos_begin();      // packs and posts the transfers
-      heat3d::update(uf, vf, c, inner, d, stream);  // overlaps them: reads u's interior only
+      heat3d::update(uf, vf, c, inner, o.variant, d, stream);  // overlaps them: reads u's interior only
       pending.end();
     } else {
-      heat3d::update(uf, vf, c, inner, d, stream);
+      heat3d::update(uf, vf, c, inner, o.variant, d, stream);
     }
-    heat3d::update(uf, vf, c, shell, d, stream);
+    heat3d::update(uf, vf, c, shell, o.variant, d, stream);
     std::swap(u, v);
     std::swap(uf, vf);
 
@@ -306,6 +307,8 @@ int main(int argc, char** argv) {
       ("format", po::value(&o.format)->default_value(o.format), "snapshot format: npy or zarr")
       ("colormap", po::value(&o.colour_map)->default_value(o.colour_map), "PNG colour map: viridis or inferno")
       ("checkpoint-every", po::value(&o.checkpoint_every)->default_value(0), "a checkpoint (OUTPUT/checkpoint) every k steps")
+      ("variant", po::value(&o.variant_text)->default_value(o.variant_text),
+       "GPU interior kernel, for measurement: stream, plain, wide or wide-stream (stencil.hpp)")
       ("restart", po::value(&o.restart), "continue from this checkpoint directory")
       ("check", po::bool_switch(&o.check), "exit 1 unless the errors are within tolerance")
       ("tol", po::value(&o.tol)->default_value(0), "round-off tolerance (0: 10 eps (steps + 10))");
@@ -325,6 +328,7 @@ int main(int argc, char** argv) {
     }
     o.n = apps::parse_shape3(o.n_text, 1);
     apps::check_dtype(o.dtype);
+    o.variant = heat3d::parse_variant(o.variant_text);
     const auto m = apps::parse_list(o.mode_text, "mode");
     if (m.size() != 3 || m[0] < 1 || m[1] < 1 || m[2] < 1)
       throw tessera::InvalidArgument("--mode '" + o.mode_text + "': give kx,ky,kz >= 1");
