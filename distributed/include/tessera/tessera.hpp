@@ -22,5 +22,8 @@
 #include "tessera/distributed/redistribute.hpp"
 #include "tessera/distributed/halo.hpp"
 #include "tessera/distributed/fft.hpp"
+#include "tessera/distributed/io_npy.hpp"
+#include "tessera/distributed/io_zarr.hpp"
+#include "tessera/distributed/checkpoint.hpp"
 // Fused expressions (local and distributed) need <tessera/distributed/elementwise.hpp>, and nvcc
 // for GPU arrays.
