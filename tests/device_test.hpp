@@ -10,6 +10,7 @@
 #include <string>
 #include <type_traits>
 
+#include "tessera/comm/runtime.hpp"
 #include "tessera/config.hpp"
 #include "tessera/local/device.hpp"
 
@@ -26,7 +27,7 @@ struct DeviceKindNames {
   }
 };
 
-// Called by mpi_main: records this rank's node-local rank for device selection.
+// Called by mpi_main: records this rank's node-local rank for device selection (select_device).
 void init_test_environment(MPI_Comm world);
 int node_local_rank();
 
@@ -36,9 +37,10 @@ class DeviceTest : public ::testing::Test {
   void SetUp() override {
     if constexpr (std::is_same_v<K, CudaKind>) {
       if (!TESSERA_HAVE_CUDA) GTEST_SKIP() << "CUDA backend not built into this Tessera";
-      const int gpus = cuda_device_count();
-      if (gpus == 0) GTEST_SKIP() << "no GPU visible to this process";
-      device_ = Device::cuda(node_local_rank() % gpus);
+      if (cuda_device_count() == 0) GTEST_SKIP() << "no GPU visible to this process";
+      const Device d = select_device(node_local_rank());  // the Runtime's rule, TESSERA_DEVICE included
+      if (!d.is_cuda()) GTEST_SKIP() << "TESSERA_DEVICE puts this rank on " << d.str();
+      device_ = d;
       make_current(device_);
     }
   }
