@@ -10,6 +10,7 @@
 #include <string>
 #include <type_traits>
 
+#include "tessera/comm/runtime.hpp"
 #include "tessera/config.hpp"
 #include "tessera/local/device.hpp"
 
@@ -26,7 +27,7 @@ struct DeviceKindNames {
   }
 };
 
-// Called by mpi_main: records this rank's node-local rank for device selection.
+// Called by mpi_main: records this rank's node-local rank for device selection (select_device).
 void init_test_environment(MPI_Comm world);
 int node_local_rank();
 
@@ -37,7 +38,9 @@ class DeviceTest : public ::testing::Test {
     if constexpr (std::is_same_v<K, CudaKind>) {
       if (!TESSERA_HAVE_CUDA) GTEST_SKIP() << "CUDA backend not built into this Tessera";
       if (cuda_device_count() == 0) GTEST_SKIP() << "no GPU visible to this process";
-      device_ = device_for_local_rank(node_local_rank());
+      const Device d = select_device(node_local_rank());  // the Runtime's rule, TESSERA_DEVICE included
+      if (!d.is_cuda()) GTEST_SKIP() << "TESSERA_DEVICE puts this rank on " << d.str();
+      device_ = d;
       make_current(device_);
     }
   }

@@ -15,7 +15,7 @@
 #include <tessera/distributed/redistribute.hpp>
 #include <tessera/distributed/reduce.hpp>
 
-#include "median_ms.hpp"
+#include "common/timing.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -66,14 +66,14 @@ int main(int argc, char** argv) {
     auto a = td::full<float, 1>(l, 1.5f, d), b = td::full<float, 1>(l, 2.0f, d), c = td::full<float, 1>(l, 0.25f, d);
     auto z = td::empty<float, 1>(l, d);
     if (want("triad")) {
-      const double ms = median_ms(world, s, warmup, iters, [&] { z = a * b + c; });
+      const double ms = apps::median_ms(world, s, warmup, iters, [&] { z = a * b + c; });
       const double tbs = 16.0 * double(n) * p / (ms * 1e-3) / 1e12;
       if (root) std::printf("triad   f32 %lld per rank: %.3f ms, aggregate %.2f TB/s (%.2f TB/s per rank)\n",
                             (long long)n, ms, tbs, tbs / p);
     }
     if (want("sum")) {
       float v = 0;
-      const double ms = median_ms(world, s, warmup, iters, [&] { v = td::sum(a); });
+      const double ms = apps::median_ms(world, s, warmup, iters, [&] { v = td::sum(a); });
       const double expect = 1.5 * double(n) * p;
       if (root) std::printf("sum     f32 %d x %lld: %.3f ms (%.2f TB/s aggregate), value %.6g (expect %.6g)\n", p,
                             (long long)n, ms, 4.0 * double(n) * p / (ms * 1e-3) / 1e12, double(v), expect);
@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
     const auto& gd = g3.dims();
     const auto l = td::Layout<3>::block(g3, {m * gd[0], m * gd[1], m * gd[2]}, {1, 1, 1});
     auto u = td::full<double, 3>(l, 1.0, d);
-    const double ms = median_ms(world, s, warmup, iters, [&] { td::exchange_halos(u); });
+    const double ms = apps::median_ms(world, s, warmup, iters, [&] { td::exchange_halos(u); });
     const auto ps = l.padded_shape();
     const double cells = double(ps[0]) * ps[1] * ps[2] - double(m) * m * m;
     if (root) std::printf("halo    f64 %lld^3 per rank on grid %dx%dx%d, width 1: %.3f ms, %.1f GB/s per rank\n",
@@ -94,7 +94,7 @@ int main(int argc, char** argv) {
     const td::Layout<3> from(line, {big, big, big}, {0, -1, -1}), to(line, {big, big, big}, {-1, -1, 0});
     auto x = td::full<tessera::complex64, 3>(from, {1.0f, -1.0f}, d);
     td::Array<tessera::complex64, 3> y;
-    const double ms = median_ms(world, s, warmup, iters, [&] { y = td::redistribute(x, to); });
+    const double ms = apps::median_ms(world, s, warmup, iters, [&] { y = td::redistribute(x, to); });
     const double per_rank = 8.0 * double(big) * big * big / p;
     if (root)
       std::printf("redist  c64 %lld^3 axis 0 -> 2: %.3f ms, busbw %.1f GB/s\n", (long long)big, ms,

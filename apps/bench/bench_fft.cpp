@@ -14,7 +14,7 @@
 #include <tessera/distributed/reduce.hpp>
 #include <tessera/local/fft_plan.hpp>
 
-#include "median_ms.hpp"
+#include "common/timing.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -84,7 +84,7 @@ void emulate(tessera::Runtime& rt, const Options& o, int P) {
   tessera::local::fill(buf, C(1, 0));
   auto time = [&](const char* what, lf::PlanDesc desc) {
     const auto plan = lf::get_plan(desc);
-    const double ms = median_ms(rt.world(), s, o.warmup, o.iters,
+    const double ms = apps::median_ms(rt.world(), s, o.warmup, o.iters,
                                 [&] { plan->execute(buf.data(), buf.data(), lf::Direction::forward, s); });
     std::printf("emulate %d ranks: %-34s %8.3f ms\n", P, what, ms);
     return ms;
@@ -125,8 +125,8 @@ bool run(tessera::Runtime& rt, const Options& o) {
 
   td::Array<C, 3> y;
   td::Array<In, 3> back;
-  const double t_fwd = median_ms(world, s, o.warmup, o.iters, [&] { y = plan->forward(x); });
-  const double t_bwd = median_ms(world, s, o.warmup, o.iters, [&] { back = plan->backward(y); });
+  const double t_fwd = apps::median_ms(world, s, o.warmup, o.iters, [&] { y = plan->forward(x); });
+  const double t_bwd = apps::median_ms(world, s, o.warmup, o.iters, [&] { back = plan->backward(y); });
 
   td::Array<C, 3> dy(y.layout(), d);
   dy = y - exact;

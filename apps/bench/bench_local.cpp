@@ -6,10 +6,12 @@
 #include <tessera/local/expr.hpp>
 #include <tessera/local/reduce.hpp>
 
-#include <algorithm>
+#include "common/timing.hpp"
+
 #include <cstdio>
 #include <functional>
 #include <iostream>
+#include <utility>
 #include <vector>
 
 namespace po = boost::program_options;
@@ -29,8 +31,7 @@ double median_ms(const tessera::Device& d, int warmup, int reps, const std::func
     b.synchronize();
     t.push_back(b.elapsed_ms_since(a));
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return apps::median(std::move(t));
 }
 
 template <class T>

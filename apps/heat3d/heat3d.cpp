@@ -28,7 +28,7 @@
 #include <numbers>
 #include <utility>
 
-#include "cli.hpp"
+#include "common/cli.hpp"
 #include "png.hpp"
 #include "stencil.hpp"
 
@@ -41,7 +41,8 @@ namespace {
 
 struct Options {
   std::string n_text = "64", grid_text, device = "auto", dtype = "double", output, format = "npy", restart,
-              colour_map = "viridis", mode_text = "1,2,3";
+              colour_map = "viridis", mode_text = "1,2,3", variant_text = "stream";
+  heat3d::Variant variant = heat3d::Variant::stream;
   std::array<long long, 3> n{};
   std::array<int, 3> mode{1, 2, 3};
   long long steps = 100, output_every = 0, checkpoint_every = 0, progress_every = 0;
@@ -63,20 +64,29 @@ heat3d::Field<T> field(const td::Array<T, 3>& a) {
 }
 
 // Restart: the run's parameters come from the checkpoint; explicit options must agree with it.
+// Sizes and modes are compared as numbers ("--n 160" is the shape 160,160,160), the size against
+// the saved array's own shape.
 void adopt_checkpoint(Options& o, const io::CheckpointReader& r, const po::variables_map& vm) {
-  auto take = [&](const char* opt, const std::string& key, std::string& value) {
-    const std::string& saved = r.get(key);
-    if (vm.count(opt) && !vm[opt].defaulted() && value != saved)
-      throw tessera::InvalidArgument(std::string("--") + opt + " " + value + " differs from the checkpoint's " + saved +
-                                     " (" + r.path() + ")");
-    value = saved;
-  };
-  take("n", "n", o.n_text);
-  take("dtype", "dtype", o.dtype);
-  take("mode", "mode", o.mode_text);
-  if (vm.count("alpha") && !vm["alpha"].defaulted() && std::stod(r.get("alpha")) != o.alpha)
+  auto given = [&](const char* opt) { return vm.count(opt) && !vm[opt].defaulted(); };
+  const auto& shape = r.field("u").shape;
+  if (shape.size() != 3) throw tessera::InvalidArgument("heat3d: the checkpoint's u is not 3-D (" + r.path() + ")");
+  const std::array<long long, 3> saved{shape[0], shape[1], shape[2]};
+  if (given("n") && apps::parse_shape3(o.n_text, 1) != saved)
+    throw tessera::InvalidArgument("--n " + o.n_text + " differs from the checkpoint's shape " + apps::shape_text(saved) +
+                                   " (" + r.path() + ")");
+  o.n_text = apps::shape_text(saved);
+  const std::string& mode = r.get("mode");
+  if (given("mode") && apps::parse_list(o.mode_text, "mode") != apps::parse_list(mode, "mode"))
+    throw tessera::InvalidArgument("--mode " + o.mode_text + " differs from the checkpoint's " + mode + " (" +
+                                   r.path() + ")");
+  o.mode_text = mode;
+  const std::string& dtype = r.get("dtype");
+  if (given("dtype") && o.dtype != dtype)
+    throw tessera::InvalidArgument("--dtype " + o.dtype + " differs from the checkpoint's " + dtype + " (" + r.path() + ")");
+  o.dtype = dtype;
+  if (given("alpha") && std::stod(r.get("alpha")) != o.alpha)
     throw tessera::InvalidArgument("--alpha differs from the checkpoint's " + r.get("alpha"));
-  if (vm.count("dt") && !vm["dt"].defaulted() && std::stod(r.get("dt")) != o.dt)
+  if (given("dt") && std::stod(r.get("dt")) != o.dt)
     throw tessera::InvalidArgument("--dt differs from the checkpoint's " + r.get("dt"));
   o.alpha = std::stod(r.get("alpha"));
   o.dt = std::stod(r.get("dt"));
@@ -210,12 +220,12 @@ int run(tessera::Runtime& rt, const Options& o, long long step0) {
   for (long long step = step0 + 1; step <= o.steps; ++step) {
     if (exchange) {
       auto pending = u.exchange_halos_begin();      // packs and posts the transfers
-      heat3d::update(uf, vf, c, inner, d, stream);  // overlaps them: reads u's interior only
+      heat3d::update(uf, vf, c, inner, o.variant, d, stream);  // overlaps them: reads u's interior only
       pending.end();
     } else {
-      heat3d::update(uf, vf, c, inner, d, stream);
+      heat3d::update(uf, vf, c, inner, o.variant, d, stream);
     }
-    heat3d::update(uf, vf, c, shell, d, stream);
+    heat3d::update(uf, vf, c, shell, o.variant, d, stream);
     std::swap(u, v);
     std::swap(uf, vf);
 
@@ -297,6 +307,8 @@ int main(int argc, char** argv) {
       ("format", po::value(&o.format)->default_value(o.format), "snapshot format: npy or zarr")
       ("colormap", po::value(&o.colour_map)->default_value(o.colour_map), "PNG colour map: viridis or inferno")
       ("checkpoint-every", po::value(&o.checkpoint_every)->default_value(0), "a checkpoint (OUTPUT/checkpoint) every k steps")
+      ("variant", po::value(&o.variant_text)->default_value(o.variant_text),
+       "GPU interior kernel, for measurement: stream, plain, wide or wide-stream (stencil.hpp)")
       ("restart", po::value(&o.restart), "continue from this checkpoint directory")
       ("check", po::bool_switch(&o.check), "exit 1 unless the errors are within tolerance")
       ("tol", po::value(&o.tol)->default_value(0), "round-off tolerance (0: 10 eps (steps + 10))");
@@ -316,6 +328,7 @@ int main(int argc, char** argv) {
     }
     o.n = apps::parse_shape3(o.n_text, 1);
     apps::check_dtype(o.dtype);
+    o.variant = heat3d::parse_variant(o.variant_text);
     const auto m = apps::parse_list(o.mode_text, "mode");
     if (m.size() != 3 || m[0] < 1 || m[1] < 1 || m[2] < 1)
       throw tessera::InvalidArgument("--mode '" + o.mode_text + "': give kx,ky,kz >= 1");

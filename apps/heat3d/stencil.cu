@@ -1,14 +1,13 @@
 // CUDA side of stencil.hpp.
-//  - The interior (one box, no halo needed; wrapped axes whole): 32x8 threads over (axis 2,
-//    axis 1); each thread marches kMarch cells along axis 0 keeping u[i-1], u[i], u[i+1] in
-//    registers, so HBM sees one read of u and one write of v per cell (16 B for double) while the
-//    in-plane neighbours come from L1/L2. Wrapped neighbours only change a thread's offsets.
+//  - The interior (one box, no halo needed; wrapped axes whole): 32x8 (or 32x16, see Variant)
+//    threads over (axis 2, axis 1); each thread marches kMarch cells along axis 0 keeping u[i-1],
+//    u[i], u[i+1] in registers, so HBM sees one read of u and one write of v per cell (16 B for
+//    double) while the in-plane neighbours come from L1/L2. Wrapped neighbours only change a thread's offsets.
 //  - The shell (up to six thin boxes): one grid-stride kernel over all of their cells, wrapping
 //    around the axes that have no halo (see Field).
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "stencil.hpp"
 #include "tessera/local/cuda_check.hpp"
@@ -17,17 +16,8 @@ namespace heat3d::cuda {
 namespace {
 
 constexpr int kTx = 32, kMarch = 32;  // kMarch: cells per thread along axis 0 (16-64 measured alike)
-// Interior variants (HEAT3D_VARIANT, for measurement): bit 0 = 16 rows per block instead of 8
-// (fewer halo rows re-read from L2), bit 1 = streaming stores (v does not evict u from L2).
-// Default 2: on one H200 at 512^3 double it moved 3.43 TB/s against 3.28 (0), 3.06 (1), 3.40 (3).
-int variant() {
-  static const int v = [] {
-    const char* e = std::getenv("HEAT3D_VARIANT");
-    return e ? std::atoi(e) & 3 : 2;
-  }();
-  return v;
-}
 
+// kTy: rows of threads per block (8, or 16 for the wide variants); kStream: streaming stores of v.
 template <class T, int kTy, bool kStream>
 __global__ void __launch_bounds__(kTx* kTy) interior_kernel(const T* __restrict__ u, T* __restrict__ v, Field<T> f,
                                                              Coeffs<T> c, Box b) {
@@ -139,16 +129,16 @@ int grid_stride_blocks(index_t n, int threads) {
 }  // namespace
 
 template <class T>
-void update(const Field<T>& u, const Field<T>& v, const Coeffs<T>& c, const Region& r, void* stream) {
+void update(const Field<T>& u, const Field<T>& v, const Coeffs<T>& c, const Region& r, Variant variant, void* stream) {
   const auto s = static_cast<cudaStream_t>(stream);
   const index_t total = r.size();
   if (total == 0) return;
   if (r.interior) {  // the marching kernel
-    switch (variant()) {
-      case 1: launch_interior<T, 16, false>(u, v, c, r.box[0], s); break;
-      case 2: launch_interior<T, 8, true>(u, v, c, r.box[0], s); break;
-      case 3: launch_interior<T, 16, true>(u, v, c, r.box[0], s); break;
-      default: launch_interior<T, 8, false>(u, v, c, r.box[0], s);
+    switch (variant) {
+      case Variant::plain: launch_interior<T, 8, false>(u, v, c, r.box[0], s); break;
+      case Variant::wide: launch_interior<T, 16, false>(u, v, c, r.box[0], s); break;
+      case Variant::stream: launch_interior<T, 8, true>(u, v, c, r.box[0], s); break;
+      case Variant::wide_stream: launch_interior<T, 16, true>(u, v, c, r.box[0], s); break;
     }
   } else {
     shell_kernel<T><<<grid_stride_blocks(total, 256), 256, 0, s>>>(u.origin, v.origin, u, c, r, total);
@@ -183,7 +173,7 @@ std::array<double, 3> error_sums(const Field<T>& u, const Mode& m, double a0, do
 }
 
 #define HEAT3D_CUDA_INSTANTIATE(T)                                                                                  \
-  template void update<T>(const Field<T>&, const Field<T>&, const Coeffs<T>&, const Region&, void*);               \
+  template void update<T>(const Field<T>&, const Field<T>&, const Coeffs<T>&, const Region&, Variant, void*);      \
   template void fill_mode<T>(const Field<T>&, const Mode&, double, void*);                                         \
   template std::array<double, 3> error_sums<T>(const Field<T>&, const Mode&, double, double, tessera::Device, void*);
 HEAT3D_CUDA_INSTANTIATE(float)

@@ -35,6 +35,14 @@ Region shell_region(const std::array<index_t, 3>& n, const std::array<bool, 3>& 
   return r;
 }
 
+Variant parse_variant(const std::string& name) {
+  if (name == "plain") return Variant::plain;
+  if (name == "wide") return Variant::wide;
+  if (name == "stream") return Variant::stream;
+  if (name == "wide-stream") return Variant::wide_stream;
+  throw tessera::InvalidArgument("--variant '" + name + "': expected " + kVariantNames);
+}
+
 namespace {
 #if !TESSERA_HAVE_CUDA
 [[noreturn]] void no_cuda(const char* what, tessera::Device d) {
@@ -57,15 +65,16 @@ inline void neighbours(index_t i, index_t n, index_t s, bool wrap, index_t& minu
 }
 
 template <class T>
-void update(const Field<T>& u, const Field<T>& v, const Coeffs<T>& c, const Region& r, tessera::Device d, void* stream) {
+void update(const Field<T>& u, const Field<T>& v, const Coeffs<T>& c, const Region& r, Variant variant,
+            tessera::Device d, void* stream) {
   if (d.is_cuda()) {
 #if TESSERA_HAVE_CUDA
-    return cuda::update(u, v, c, r, stream);
+    return cuda::update(u, v, c, r, variant, stream);
 #else
     no_cuda("update", d);
 #endif
   }
-  (void)stream;  // host work runs now
+  (void)variant, (void)stream;  // host work runs now, in its one form
   const index_t sx = u.sx, sy = u.sy, nz = u.n[2];
   for (int b = 0; b < r.count; ++b) {
     const Box& x = r.box[b];
@@ -140,7 +149,8 @@ std::array<double, 3> error_sums(const Field<T>& u, const Mode& m, double a0, do
 }
 
 #define HEAT3D_INSTANTIATE(T)                                                                                       \
-  template void update<T>(const Field<T>&, const Field<T>&, const Coeffs<T>&, const Region&, tessera::Device, void*); \
+  template void update<T>(const Field<T>&, const Field<T>&, const Coeffs<T>&, const Region&, Variant, tessera::Device,  \
+                          void*);                                                                                  \
   template void fill_mode<T>(const Field<T>&, const Mode&, double, tessera::Device, void*);                        \
   template std::array<double, 3> error_sums<T>(const Field<T>&, const Mode&, double, double, tessera::Device, void*);
 HEAT3D_INSTANTIATE(float)

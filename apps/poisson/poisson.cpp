@@ -11,14 +11,14 @@
 #include <tessera/tessera.hpp>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <numbers>
 #include <vector>
 
-#include "../heat3d/cli.hpp"
+#include "common/cli.hpp"
+#include "common/timing.hpp"
 
 namespace po = boost::program_options;
 namespace td = tessera::distributed;
@@ -92,17 +92,7 @@ int run(tessera::Runtime& rt, const Options& o) {
   };
   auto u = solve();  // warm-up: plans, communicators, buffers
   u.stream().synchronize();
-  std::vector<double> ms;
-  for (int it = 0; it < o.iters; ++it) {
-    world.barrier();
-    const auto t0 = std::chrono::steady_clock::now();
-    u = solve();
-    u.stream().synchronize();
-    const double t = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    ms.push_back(world.all_reduce(t, tessera::comm::ReduceOp::max));
-  }
-  std::sort(ms.begin(), ms.end());
-  const double med = ms.empty() ? 0 : ms[ms.size() / 2];
+  const double med = apps::median_ms(world, u.stream(), 0, o.iters, [&] { u = solve(); });
 
   // Max error relative to max |u_exact|.
   td::Array<T, 3> diff(in, d);

@@ -14,6 +14,7 @@
 #include "tessera/comm/process_group.hpp"
 #include "tessera/local/device.hpp"
 #include "tessera/local/memory.hpp"
+#include "tessera/local/settings.hpp"
 #include "tessera/local/stream.hpp"
 
 namespace tessera::testing {
@@ -24,7 +25,7 @@ inline int world_size() { int s; MPI_Comm_size(MPI_COMM_WORLD, &s); return s; }
 // Sets an environment variable for one scope.
 struct ScopedEnv {
   ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
+    if (auto old = tessera::detail::environment_value(name)) old_ = *old, had_ = true;
     setenv(name, value, 1);
   }
   ~ScopedEnv() { had_ ? (void)setenv(name_, old_.c_str(), 1) : (void)unsetenv(name_); }

@@ -3,12 +3,14 @@
 
 #include <cstdlib>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #include "device_test.hpp"
 #include "tessera/comm/error.hpp"
 #include "tessera/comm/process_group.hpp"
 #include "tessera/comm/runtime.hpp"
+#include "tessera/local/settings.hpp"
 
 namespace {
 int world_rank() { int r; MPI_Comm_rank(MPI_COMM_WORLD, &r); return r; }
@@ -17,7 +19,7 @@ int world_size() { int s; MPI_Comm_size(MPI_COMM_WORLD, &s); return s; }
 // Sets an environment variable for one scope.
 struct ScopedEnv {
   ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old, had_ = true;
+    if (auto old = tessera::detail::environment_value(name)) old_ = *old, had_ = true;
     setenv(name, value, 1);
   }
   ~ScopedEnv() { had_ ? (void)setenv(name_, old_.c_str(), 1) : (void)unsetenv(name_); }
@@ -35,14 +37,24 @@ TEST(Runtime, JoinsAnMpiTheProgramAlreadyInitialized) {
   EXPECT_GE(rt.local_rank(), 0);
   EXPECT_LT(rt.local_rank(), rt.world().local_size());
   EXPECT_EQ(rt.local_rank(), tessera::testing::node_local_rank());
-  const int gpus = tessera::cuda_device_count();
-  if (std::getenv("TESSERA_DEVICE") == nullptr) {
-    const auto expect = gpus > 0 ? tessera::Device::cuda(rt.local_rank() % gpus) : tessera::Device::host();
-    EXPECT_EQ(rt.device(), expect);
-  }
+  EXPECT_EQ(rt.device(), tessera::select_device(rt.local_rank()));  // the one device rule
   int finalized = 1;
   MPI_Finalized(&finalized);
   EXPECT_EQ(finalized, 0);
+}
+
+TEST(Runtime, DeviceSelectionSharesGpusRoundRobin) {
+  ScopedEnv env("TESSERA_DEVICE", "");  // empty: the default rule
+  const int gpus = tessera::cuda_device_count();
+  if (gpus == 0) {
+    EXPECT_EQ(tessera::select_device(0), tessera::Device::host());
+    EXPECT_EQ(tessera::select_device(5), tessera::Device::host());
+    return;
+  }
+  for (int k = 0; k < gpus; ++k) {  // node-local ranks 0..gpus-1 get distinct GPUs, then they repeat
+    EXPECT_EQ(tessera::select_device(k), tessera::Device::cuda(k));
+    EXPECT_EQ(tessera::select_device(k + gpus), tessera::select_device(k));
+  }
 }
 
 TEST(Runtime, DeviceSelectionHonoursEnvironment) {

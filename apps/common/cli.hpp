@@ -1,5 +1,5 @@
-// Command-line helpers shared by the solver apps (heat3d, poisson): "N" or "nx,ny,nz" sizes,
-// "px,py,pz" grids, and the dtype/device words. Bad input throws tessera::InvalidArgument.
+// Command-line helpers shared by the apps (heat3d, poisson): "N" or "nx,ny,nz" sizes, "px,py,pz"
+// grids, and the dtype/device words. Bad input throws tessera::InvalidArgument.
 #pragma once
 #include <array>
 #include <sstream>
@@ -50,15 +50,15 @@ inline void check_dtype(const std::string& dtype) {
 }
 
 // --device: "auto" keeps the Runtime's choice (TESSERA_DEVICE or a GPU when present); "host" and
-// "cuda" force the kind; "cuda" takes the Runtime's GPU (one per node-local rank).
+// "cuda" force the kind. "cuda" is the Runtime's GPU: the one device rule is tessera::select_device,
+// so a Runtime on the host (no GPU visible, or TESSERA_DEVICE=host) refuses it.
 inline tessera::Device pick_device(const std::string& word, const tessera::Runtime& rt) {
   if (word == "auto") return rt.device();
   if (word == "host" || word == "cpu") return tessera::Device::host();
   if (word == "cuda") {
     if (rt.device().is_cuda()) return rt.device();
-    const int n = tessera::cuda_device_count();
-    if (n == 0) throw tessera::BackendUnavailable("--device cuda: no GPU visible (or a build without CUDA)");
-    return tessera::Device::cuda(rt.local_rank() % n);
+    throw tessera::BackendUnavailable("--device cuda: the Runtime chose " + rt.device().str() +
+                                      " (no GPU visible, a build without CUDA, or TESSERA_DEVICE)");
   }
   throw tessera::InvalidArgument("--device '" + word + "': expected auto, host or cuda");
 }
