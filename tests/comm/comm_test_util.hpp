@@ -23,12 +23,24 @@ inline int world_rank() { int r; MPI_Comm_rank(MPI_COMM_WORLD, &r); return r; }
 inline int world_size() { int s; MPI_Comm_size(MPI_COMM_WORLD, &s); return s; }
 
 // Sets an environment variable for one scope.
+// Sets an environment variable for a scope and re-reads the settings (as a Runtime start would);
+// restores both after. A value the settings refuse throws their InvalidArgument, leaving nothing set.
 struct ScopedEnv {
   ScopedEnv(const char* name, const char* value) : name_(name) {
     if (auto old = tessera::detail::environment_value(name)) old_ = *old, had_ = true;
     setenv(name, value, 1);
+    try {
+      tessera::set_settings(tessera::Settings::from_environment());
+    } catch (...) {
+      restore();
+      throw;
+    }
   }
-  ~ScopedEnv() { had_ ? (void)setenv(name_, old_.c_str(), 1) : (void)unsetenv(name_); }
+  ~ScopedEnv() { restore(); }
+  void restore() {
+    had_ ? (void)setenv(name_, old_.c_str(), 1) : (void)unsetenv(name_);
+    tessera::set_settings(tessera::Settings::from_environment());
+  }
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;
   const char* name_;

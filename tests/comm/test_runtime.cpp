@@ -9,6 +9,7 @@
 #include "device_test.hpp"
 #include "tessera/comm/error.hpp"
 #include "tessera/comm/process_group.hpp"
+#include "comm_test_util.hpp"
 #include "tessera/comm/runtime.hpp"
 #include "tessera/local/settings.hpp"
 
@@ -16,17 +17,7 @@ namespace {
 int world_rank() { int r; MPI_Comm_rank(MPI_COMM_WORLD, &r); return r; }
 int world_size() { int s; MPI_Comm_size(MPI_COMM_WORLD, &s); return s; }
 
-// Sets an environment variable for one scope.
-struct ScopedEnv {
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (auto old = tessera::detail::environment_value(name)) old_ = *old, had_ = true;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() { had_ ? (void)setenv(name_, old_.c_str(), 1) : (void)unsetenv(name_); }
-  const char* name_;
-  std::string old_;
-  bool had_ = false;
-};
+using tessera::testing::ScopedEnv;
 }  // namespace
 
 TEST(Runtime, JoinsAnMpiTheProgramAlreadyInitialized) {
@@ -62,10 +53,12 @@ TEST(Runtime, DeviceSelectionHonoursEnvironment) {
     ScopedEnv env("TESSERA_DEVICE", "host");
     EXPECT_EQ(tessera::select_device(3), tessera::Device::host());
   }
-  {
-    ScopedEnv env("TESSERA_DEVICE", "bogus");
-    EXPECT_THROW(tessera::select_device(0), tessera::InvalidArgument);
-  }
+  // A bad value is refused when the settings are read (at Runtime start), naming it.
+  EXPECT_THROW(ScopedEnv("TESSERA_DEVICE", "bogus"), tessera::InvalidArgument);
+  const auto old = tessera::detail::environment_value("TESSERA_DEVICE");
+  setenv("TESSERA_DEVICE", "bogus", 1);
+  EXPECT_THROW(tessera::Runtime(), tessera::InvalidArgument);
+  old ? (void)setenv("TESSERA_DEVICE", old->c_str(), 1) : (void)unsetenv("TESSERA_DEVICE");
   if (tessera::cuda_device_count() == 0) {
     ScopedEnv env("TESSERA_DEVICE", "cuda");
     EXPECT_THROW(tessera::select_device(0), tessera::Error);

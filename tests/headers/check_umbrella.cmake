@@ -9,8 +9,9 @@ file(GLOB_RECURSE headers
 set(umbrella "")
 set(public "")
 foreach(h IN LISTS headers)
-  string(FIND "${h}" "${BINARY_DIR}/" in_build)
-  if(BINARY_DIR AND in_build EQUAL 0)  # an in-tree build's generated or installed headers
+  # Only the layers' own include folders (not build trees' generated or installed copies).
+  file(RELATIVE_PATH from_root "${SOURCE_DIR}" "${h}")
+  if(NOT from_root MATCHES "^(local|comm|distributed)(/[a-z_]+)?/include/tessera/")
     continue()
   endif()
   string(REGEX REPLACE "^.*/include/(tessera/.*)$" "\\1" rel "${h}")

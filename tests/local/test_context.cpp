@@ -21,10 +21,12 @@ TYPED_TEST_SUITE(ContextTest, tessera::testing::DeviceKinds, tessera::testing::D
 struct Tracker {
   std::vector<int>* log;
   int id;
+  Tracker(std::vector<int>* l, int i) : log(l), id(i) {}
+  Tracker(const Tracker&) = delete;
   ~Tracker() { log->push_back(id); }
 };
-struct First : Tracker {};
-struct Second : Tracker {};
+struct First : Tracker { using Tracker::Tracker; };
+struct Second : Tracker { using Tracker::Tracker; };
 }  // namespace
 
 TYPED_TEST(ContextTest, StreamsPerRoleAndNesting) {
@@ -52,8 +54,8 @@ TYPED_TEST(ContextTest, ResourcesEndNewestFirstWithTheContext) {
   std::vector<int> log;
   {
     Context ctx;
-    auto& a = ctx.resource<First>([&] { return std::make_shared<First>(First{{&log, 1}}); });
-    auto& b = ctx.resource<Second>([&] { return std::make_shared<Second>(Second{{&log, 2}}); });
+    auto& a = ctx.resource<First>([&] { return std::make_shared<First>(&log, 1); });
+    auto& b = ctx.resource<Second>([&] { return std::make_shared<Second>(&log, 2); });
     EXPECT_EQ(&a, &ctx.resource<First>([&]() -> std::shared_ptr<First> { ADD_FAILURE() << "made twice"; return nullptr; }));
     EXPECT_EQ(ctx.find_resource<Second>(), &b);
     EXPECT_TRUE(log.empty());
