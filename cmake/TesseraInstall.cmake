@@ -1,14 +1,14 @@
-# Install the three layers, their headers and a relocatable CMake package (find_package(Tessera)).
+# Install the layers (local, comm, distributed, io), their headers and a relocatable CMake package (find_package(Tessera)).
 include(CMakePackageConfigHelpers)
 set(TESSERA_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Tessera)
 
-install(TARGETS tessera_local tessera_comm tessera_distributed tessera
+install(TARGETS tessera_local tessera_comm tessera_distributed tessera_io tessera
         EXPORT TesseraTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-foreach(layer local comm distributed)
+foreach(layer local comm distributed distributed/io)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${layer}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()
 install(FILES ${TESSERA_GENERATED_INCLUDE}/tessera/config.hpp

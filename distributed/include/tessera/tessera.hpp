@@ -1,4 +1,5 @@
-// The umbrella header: everything a Tessera program uses.
+// The umbrella header: everything a Tessera program uses (link tessera::tessera: the io headers
+// need tessera::io).
 #pragma once
 #include "tessera/config.hpp"
 #include "tessera/local/device.hpp"
@@ -22,5 +23,9 @@
 #include "tessera/distributed/redistribute.hpp"
 #include "tessera/distributed/halo.hpp"
 #include "tessera/distributed/fft.hpp"
+#include "tessera/io/error.hpp"
+#include "tessera/io/npy.hpp"
+#include "tessera/io/zarr.hpp"
+#include "tessera/io/checkpoint.hpp"
 // Fused expressions (local and distributed) need <tessera/distributed/elementwise.hpp>, and nvcc
 // for GPU arrays.
