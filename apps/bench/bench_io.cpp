@@ -11,8 +11,8 @@
 #include <tessera/tessera.hpp>
 #include <tessera/distributed/creation.hpp>
 #include <tessera/distributed/elementwise.hpp>
-#include <tessera/distributed/io_npy.hpp>
-#include <tessera/distributed/io_zarr.hpp>
+#include <tessera/io/npy.hpp>
+#include <tessera/io/zarr.hpp>
 #include <tessera/distributed/reduce.hpp>
 #include <unistd.h>
 

@@ -14,9 +14,9 @@
 // theory predicts), the second is at round-off level unless something is wrong (halos, indices,
 // restart). --check fails the run (exit 1) when either exceeds its tolerance.
 #include <boost/program_options.hpp>
-#include <tessera/distributed/checkpoint.hpp>
-#include <tessera/distributed/io_npy.hpp>
-#include <tessera/distributed/io_zarr.hpp>
+#include <tessera/io/checkpoint.hpp>
+#include <tessera/io/npy.hpp>
+#include <tessera/io/zarr.hpp>
 #include <tessera/tessera.hpp>
 
 #include <chrono>

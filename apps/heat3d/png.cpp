@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include <tessera/distributed/io_error.hpp>
+#include <tessera/io/error.hpp>
 
 #if HEAT3D_HAVE_PNG
 #include <png.h>

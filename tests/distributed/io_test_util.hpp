@@ -17,7 +17,7 @@
 
 #include "dist_test_util.hpp"
 #include "tessera/distributed/array.hpp"
-#include "tessera/distributed/io_error.hpp"
+#include "tessera/io/error.hpp"
 #include "tessera/local/basic_ops.hpp"
 
 namespace tessera::io::testing {

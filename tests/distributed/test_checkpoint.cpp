@@ -11,9 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "detail/checkpoint_chunks.hpp"  // private (distributed/io/src): the default chunk shape
 #include "device_test.hpp"
 #include "io_test_util.hpp"
-#include "tessera/distributed/checkpoint.hpp"
+#include "tessera/io/checkpoint.hpp"
 
 namespace {
 using namespace tessera;

@@ -11,10 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "detail/npy_header.hpp"  // private (distributed/io/src): headers written by hand
 #include "device_test.hpp"
 #include "io_test_util.hpp"
-#include "tessera/distributed/io_npy.hpp"
-#include "tessera/distributed/io_zarr.hpp"
+#include "tessera/io/npy.hpp"
+#include "tessera/io/zarr.hpp"
 
 namespace {
 using namespace tessera;

@@ -13,8 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "detail/npy_header.hpp"  // private (distributed/io/src): the parser is tested directly
+#include "detail/npy_mpiio.hpp"   // private: the staging size, shrunk to force rounds
 #include "device_test.hpp"
-#include "tessera/distributed/io_npy.hpp"
+#include "tessera/io/npy.hpp"
 
 namespace {
 using namespace tessera;

@@ -13,8 +13,9 @@
 #include <unistd.h>
 #include <vector>
 
+#include "detail/zarray_meta.hpp"  // private (distributed/io/src): the parser is tested directly
 #include "device_test.hpp"
-#include "tessera/distributed/io_zarr.hpp"
+#include "tessera/io/zarr.hpp"
 
 namespace {
 using namespace tessera;

@@ -4,24 +4,24 @@
 # sanitizer report, an uncaught exception other than IoError, a timeout or a failed build; the
 # input that failed is left in WORK_DIR as crash-*/timeout-*/oom-* (reproduce: run
 # WORK_DIR/fuzz_TARGET on that file).
-#   run_fuzz.sh TARGET SOURCE_DIR WORK_DIR [CXX [SECONDS]]     (TARGET: npy_header or zarray)
+#   run_fuzz.sh TARGET SOURCE_DIR WORK_DIR CXX SECONDS -I... SOURCES...   (TARGET: npy_header or zarray)
+# tests/fuzz/CMakeLists.txt passes the include directories and the sources besides the target's
+# own tests/fuzz/fuzz_TARGET.cpp (the parser and what IoError needs); see the test's command line.
 set -euo pipefail
-target=$1 src=$2 work=$3 cxx=${4:-clang++}
+target=$1 src=$2 work=$3 cxx=$4
 seconds=${TESSERA_FUZZ_SECONDS:-${5:-60}}
+shift 5
 case $target in
-  npy_header) parser=distributed/src/host/npy_header.cpp corpus=npy ;;
-  zarray) parser=distributed/src/host/zarray_meta.cpp corpus=zarray ;;
+  npy_header) corpus=npy ;;
+  zarray) corpus=zarray ;;
   *) echo "run_fuzz.sh: unknown target '$target'" >&2; exit 2 ;;
 esac
+if [ $# -eq 0 ]; then echo "run_fuzz.sh: no include directories or sources given" >&2; exit 2; fi
 
 mkdir -p "$work"
 bin=$work/fuzz_$target
-# The parser, the target and IoError's base (tessera::Error, which prints Device): no MPI, no CUDA.
 "$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-  -fno-omit-frame-pointer -I"$src/local/include" -I"$src/distributed/include" \
-  "$src/tests/fuzz/fuzz_$target.cpp" "$src/$parser" "$src/local/src/common/error.cpp" "$src/local/src/common/settings.cpp" \
-  "$src/local/src/common/device.cpp" "$src/local/src/host/device_nocuda.cpp" \
-  -o "$bin"
+  -fno-omit-frame-pointer "$src/tests/fuzz/fuzz_$target.cpp" "$@" -o "$bin"
 
 # libFuzzer adds what it finds to the corpus directory: work on a copy, keep the seeds clean.
 rm -rf "$work/corpus_$target"

@@ -1,8 +1,8 @@
-# Interop tests of the io_npy part, included by tests/CMakeLists.txt: npy_interop writes .npy
+# Interop tests of tessera::io .npy files, included by tests/CMakeLists.txt: npy_interop writes .npy
 # files on 3 ranks that numpy checks, and loads on 2 ranks the files numpy wrote. The Python
 # tests exit 77 (skipped) without numpy; npy_interop read then finds no files and skips too.
 add_executable(npy_interop ${CMAKE_CURRENT_SOURCE_DIR}/io/npy_interop.cpp)
-target_link_libraries(npy_interop PRIVATE tessera::distributed)
+target_link_libraries(npy_interop PRIVATE tessera::io)
 
 set(_npy_dir ${CMAKE_CURRENT_BINARY_DIR}/npy_interop_files)
 file(MAKE_DIRECTORY ${_npy_dir})

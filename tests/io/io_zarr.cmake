@@ -1,9 +1,9 @@
-# Interop tests of the io_zarr part (add_test ...), included by tests/CMakeLists.txt.
+# Interop tests of tessera::io Zarr stores (add_test ...), included by tests/CMakeLists.txt.
 # Tessera (3 ranks) writes stores that zarr-python 2 checks; zarr-python writes stores that
 # Tessera (2 ranks) loads. Python tests exit 77 (skipped) where zarr cannot be imported; the
 # reader then finds no stores and skips too.
 add_executable(zarr_interop ${CMAKE_CURRENT_SOURCE_DIR}/io/zarr_interop.cpp)
-target_link_libraries(zarr_interop PRIVATE tessera::distributed)
+target_link_libraries(zarr_interop PRIVATE tessera::io)
 
 if(EXISTS /usr/bin/python3)
   set(_zarr_python_default /usr/bin/python3)  # Debian's python3-zarr lives there

@@ -1,4 +1,5 @@
-// numpy interop for io_npy (driven by tests/io/io_npy.cmake with tests/io/npy_check.py):
+// numpy interop of io::save_npy/load_npy (driven by tests/io/io_npy.cmake with
+// tests/io/npy_check.py):
 //   npy_interop write DIR  -- saves arrays of known formulas (all seven dtypes) from any rank count
 //   npy_interop read DIR   -- loads the files npy_check.py wrote and checks them (exit 77 if absent)
 #include <mpi.h>
@@ -10,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "tessera/distributed/io_npy.hpp"
+#include "tessera/io/npy.hpp"
 
 namespace {
 using namespace tessera;

@@ -12,7 +12,7 @@
 #include <string>
 #include <type_traits>
 
-#include "tessera/distributed/io_zarr.hpp"
+#include "tessera/io/zarr.hpp"
 
 namespace {
 using namespace tessera;

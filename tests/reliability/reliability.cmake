@@ -3,7 +3,7 @@
 add_executable(test_reliability ${CMAKE_CURRENT_LIST_DIR}/test_consistency.cpp
   ${CMAKE_CURRENT_LIST_DIR}/test_error_context.cpp ${CMAKE_CURRENT_LIST_DIR}/test_oom.cpp
   ${CMAKE_CURRENT_LIST_DIR}/test_bad_args.cpp)
-target_link_libraries(test_reliability PRIVATE tessera_test_main tessera::distributed)
+target_link_libraries(test_reliability PRIVATE tessera_test_main tessera::distributed tessera::io)
 tessera_add_mpi_test(NAME reliability TARGET test_reliability RANKS ${TESSERA_TEST_RANKS} TIMEOUT 300
                      LABELS reliability)
 

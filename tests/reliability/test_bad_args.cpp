@@ -11,12 +11,12 @@
 #include <vector>
 
 #include "tessera/comm/error.hpp"
-#include "tessera/distributed/checkpoint.hpp"
+#include "tessera/io/checkpoint.hpp"
 #include "tessera/distributed/creation.hpp"
 #include "tessera/distributed/elementwise.hpp"
 #include "tessera/fft/fft.hpp"
-#include "tessera/distributed/io_npy.hpp"
-#include "tessera/distributed/io_zarr.hpp"
+#include "tessera/io/npy.hpp"
+#include "tessera/io/zarr.hpp"
 #include "tessera/distributed/redistribute.hpp"
 #include "tessera/distributed/reduce.hpp"
 #include "tessera/local/basic_ops.hpp"

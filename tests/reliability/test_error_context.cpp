@@ -17,12 +17,7 @@
 #include "tessera/distributed/reduce.hpp"
 #include "tessera/local/array.hpp"
 #include "tessera/local/basic_ops.hpp"
-// The I/O headers are moving from tessera/distributed/ to tessera/io/.
-#if __has_include(<tessera/io/npy_header.hpp>)
-#include <tessera/io/npy_header.hpp>
-#else
-#include <tessera/distributed/npy_header.hpp>
-#endif
+#include "tessera/io/npy.hpp"
 
 namespace {
 using namespace tessera;
@@ -71,8 +66,11 @@ void failed_group_call() {
   g.barrier();
 }
 
-// Not an .npy file.
-void bad_npy_header() { (void)io::parse_npy_header("definitely not numpy"); }
+// An .npy file that does not exist (collective: every rank calls it).
+void bad_npy_header() {
+  const td::Layout<1> l(td::ProcessGrid(comm::ProcessGroup::world()), {4});
+  (void)io::load_npy<double, 1>("/nonexistent/tessera_error_context.npy", l, Device::host());
+}
 
 td::Array<double, 2> zeros_of(td::Index<2> shape) {
   return td::zeros<double, 2>(td::Layout<2>::block(td::ProcessGrid(comm::ProcessGroup::world()), shape),

@@ -1,4 +1,5 @@
-// The umbrella header: every public header of Tessera (a test checks that none is missing).
+// The umbrella header: every public header of Tessera (a test checks that none is missing); link
+// tessera::tessera (the io headers need tessera::io).
 // Fused expressions on GPU arrays are evaluated in one kernel in translation units compiled by
 // nvcc; plain C++ evaluates them on host arrays (and uses the precompiled operations otherwise).
 #pragma once
@@ -45,10 +46,8 @@
 #include "tessera/distributed/redistribute.hpp"
 #include "tessera/distributed/halo.hpp"
 #include "tessera/fft/fft.hpp"
-// io
-#include "tessera/distributed/io_error.hpp"
-#include "tessera/distributed/npy_header.hpp"
-#include "tessera/distributed/zarray_meta.hpp"
-#include "tessera/distributed/io_npy.hpp"
-#include "tessera/distributed/io_zarr.hpp"
-#include "tessera/distributed/checkpoint.hpp"
+// io (tessera::io)
+#include "tessera/io/error.hpp"
+#include "tessera/io/npy.hpp"
+#include "tessera/io/zarr.hpp"
+#include "tessera/io/checkpoint.hpp"

@@ -1,5 +1,5 @@
-// Zarr v2 directory stores (io_zarr.hpp): metadata, chunk exchange and chunk files.
-#include "tessera/distributed/io_zarr.hpp"
+// Zarr v2 directory stores (tessera/io/zarr.hpp): metadata, chunk exchange and chunk files.
+#include "tessera/io/zarr.hpp"
 
 #include <cerrno>
 #include <cfloat>
@@ -14,7 +14,11 @@
 #include <unistd.h>
 
 #include "../detail/error_text.hpp"
-#include "../detail/zarr_json.hpp"
+#include "../detail/zarr_store.hpp"
+#include "../detail/zarray_meta.hpp"
+#include "tessera/distributed/consistency.hpp"
+#include "tessera/local/basic_ops.hpp"
+#include "tessera/local/element_types.hpp"
 #if TESSERA_HAVE_ZLIB
 #include <zlib.h>
 #endif
@@ -24,8 +28,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Vec = std::vector<std::int64_t>;
-
-
 
 const Stream& host_stream() { return Stream::default_for(Device::host()); }
 
@@ -411,4 +413,57 @@ void load_zarr_host(const std::string& dir, const ZarrShard& s) {
 }
 
 }  // namespace detail
+
+namespace {
+template <class T, int R>
+detail::ZarrShard make_shard(const distributed::Layout<R>& l, void* host) {
+  detail::ZarrShard s{l.grid().group(), dtype_v<T>, sizeof(T), {}, {}, {}, {}, host};
+  s.global.assign(l.global_shape().begin(), l.global_shape().end());
+  const int n = l.grid().size();
+  for (int r = 0; r < n; ++r) {
+    const auto b = l.local_box(r);
+    s.lo.emplace_back(b.lo.begin(), b.lo.end());
+    s.hi.emplace_back(b.hi.begin(), b.hi.end());
+    s.canonical.push_back(!b.empty() && l.owner(b.lo) == r);
+  }
+  return s;
+}
+}  // namespace
+
+template <class T, int R>
+void save_zarr(const std::string& dir, const distributed::Array<T, R>& a, std::type_identity_t<distributed::Index<R>> chunks,
+               const ZarrWriteOptions& o) {
+  const auto agreed = distributed::check_call<T, R>("save_zarr", a.layout(), a.device(), "dir", dir, "chunks",
+                                                    local::shape_str(chunks), "compressor", o.compressor, "durable", o.durable);
+  a.stream().synchronize();  // work queued on an adopted stream finishes before the copy
+  local::Array<T, R> h(a.layout().local_shape(), Device::host());
+  local::copy(h, a.interior());
+  auto s = make_shard<T, R>(a.layout(), h.data());
+  s.durable = o.durable;
+  detail::save_zarr_host(dir, s, Vec(chunks.begin(), chunks.end()), o.compressor);
+}
+
+template <class T, int R>
+distributed::Array<T, R> load_zarr(const std::string& dir, const distributed::Layout<R>& layout, Device d,
+                                   const ZarrReadOptions& o) {
+  const auto agreed = distributed::check_call<T, R>("load_zarr", layout, d, "dir", dir, "require_chunks", o.require_chunks);
+  distributed::Array<T, R> a(layout, d);
+  local::Array<T, R> h(layout.local_shape(), Device::host());
+  auto s = make_shard<T, R>(layout, h.data());
+  s.require_chunks = o.require_chunks;
+  detail::load_zarr_host(dir, s);
+  local::copy(a.interior(), h);
+  return a;
+}
+
+#define TESSERA_ZARR_INSTANTIATE(T, R)                                                                          \
+  template void save_zarr<T, R>(const std::string&, const distributed::Array<T, R>&, distributed::Index<R>,    \
+                                const ZarrWriteOptions&);                                                       \
+  template distributed::Array<T, R> load_zarr<T, R>(const std::string&, const distributed::Layout<R>&, Device, \
+                                                    const ZarrReadOptions&);
+#define TESSERA_ZARR_RANKS(T) TESSERA_FOR_EACH_RANK(TESSERA_ZARR_INSTANTIATE, T)
+TESSERA_FOR_EACH_ELEMENT(TESSERA_ZARR_RANKS)
+#undef TESSERA_ZARR_RANKS
+#undef TESSERA_ZARR_INSTANTIATE
+
 }  // namespace tessera::io

@@ -1,5 +1,5 @@
 // The .npy header: parsing, writing and the descr of each element type. Pure functions with no
-// MPI or CUDA dependency (io_npy.hpp does the parallel I/O; tests/fuzz fuzzes the parser).
+// MPI or CUDA dependency (npy.cpp does the parallel I/O; tests/fuzz fuzzes the parser).
 #pragma once
 #include <complex>
 #include <cstddef>
@@ -9,7 +9,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "tessera/distributed/io_error.hpp"
+#include "tessera/io/error.hpp"
 
 namespace tessera::io {
 

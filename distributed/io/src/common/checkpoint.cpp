@@ -1,6 +1,7 @@
-// Checkpoints (checkpoint.hpp): the temporary directory, checkpoint.json, the fsync-and-rename
-// commit and the reader's fallback to <dir>.old.
-#include "tessera/distributed/checkpoint.hpp"
+// Checkpoints (tessera/io/checkpoint.hpp): the temporary directory, checkpoint.json, the
+// fsync-and-rename commit and the reader's fallback to <dir>.old. Fields are written by the
+// public save_zarr (durable) and read by load_zarr (every chunk required).
+#include "tessera/io/checkpoint.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -18,7 +19,9 @@
 #include <sstream>
 
 #include "../detail/error_text.hpp"
+#include "../detail/checkpoint_chunks.hpp"
 #include "../detail/zarr_json.hpp"
+#include "tessera/local/element_types.hpp"
 
 namespace tessera::io {
 namespace {
@@ -228,10 +231,37 @@ void CheckpointWriter::begin_field(const std::string& name, const comm::ProcessG
     throw InvalidArgument(where + "the array's grid is not over the checkpoint's group (same ranks, same order)");
 }
 
-void CheckpointWriter::write_field(const CheckpointField& f, const detail::ZarrShard& s, Compressor c) {
-  detail::save_zarr_host(tmp_ + "/" + f.name, s, f.chunks, c);  // IoError on every rank if any fails
-  fields_.push_back(f);
+template <class T, int R>
+void CheckpointWriter::add(const std::string& name, const distributed::Array<T, R>& a, Compressor c) {
+  std::vector<Vec> lo, hi;
+  for (int r = 0; r < a.layout().grid().size(); ++r) {
+    const auto b = a.layout().local_box(r);
+    lo.emplace_back(b.lo.begin(), b.lo.end()), hi.emplace_back(b.hi.begin(), b.hi.end());
+  }
+  const Vec v = detail::checkpoint_chunks(lo, hi, sizeof(T));
+  distributed::Index<R> chunks{};
+  std::copy(v.begin(), v.end(), chunks.begin());
+  add(name, a, chunks, c);
 }
+
+template <class T, int R>
+void CheckpointWriter::add(const std::string& name, const distributed::Array<T, R>& a,
+                           std::type_identity_t<distributed::Index<R>> chunks, Compressor c) {
+  begin_field(name, a.layout().grid().group());
+  // Every file fsynced by the rank that wrote it; IoError on every rank if any rank fails.
+  save_zarr(tmp_ + "/" + name, a, chunks, ZarrWriteOptions{c, /*durable=*/true});
+  const auto& g = a.layout().global_shape();
+  fields_.push_back(CheckpointField{name, zarr_dtype(dtype_v<T>), Vec(g.begin(), g.end()), Vec(chunks.begin(), chunks.end())});
+}
+
+#define TESSERA_CHECKPOINT_INSTANTIATE(T, R)                                                                    \
+  template void CheckpointWriter::add<T, R>(const std::string&, const distributed::Array<T, R>&, Compressor); \
+  template void CheckpointWriter::add<T, R>(const std::string&, const distributed::Array<T, R>&,              \
+                                            distributed::Index<R>, Compressor);
+#define TESSERA_CHECKPOINT_RANKS(T) TESSERA_FOR_EACH_RANK(TESSERA_CHECKPOINT_INSTANTIATE, T)
+TESSERA_FOR_EACH_ELEMENT(TESSERA_CHECKPOINT_RANKS)
+#undef TESSERA_CHECKPOINT_RANKS
+#undef TESSERA_CHECKPOINT_INSTANTIATE
 
 void CheckpointWriter::commit() {
   if (committed_) throw InvalidArgument("checkpoint " + dir_ + ": committed twice");

@@ -1,5 +1,5 @@
 // The `.zarray` document of a Zarr v2 array: parsing and validation. A pure function with no MPI
-// or CUDA dependency (io_zarr.hpp does the parallel I/O; tests/fuzz fuzzes the parser).
+// or CUDA dependency (zarr.cpp does the parallel I/O; tests/fuzz fuzzes the parser).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tessera/distributed/io_error.hpp"
+#include "tessera/io/error.hpp"
 
 namespace tessera::io {
 

@@ -1,5 +1,6 @@
 // Checkpoints: several named distributed arrays plus metadata (step, time, string key/values),
-// replaced atomically on disk and restorable on any rank count, layout and device.
+// replaced atomically on disk and restorable on any rank count, layout and device. Built on the
+// public save_zarr/load_zarr (durable writes; reads that require every chunk).
 //
 //   io::CheckpointWriter w("run/ckpt", group);   // collective; writes into run/ckpt.tmp-<id>
 //   w.set_step(step);  w.set_time(t);  w.set("scheme", "rk4");
@@ -17,6 +18,8 @@
 // leaves a complete checkpoint: the previous <dir> (a crash before the first rename), or
 // <dir>.old (between the renames: the reader falls back to it when <dir> is missing).
 //
+// add and load exist for the 7 element types and ranks 1-4 (as save_zarr/load_zarr).
+//
 // Errors are collective: an unreadable, missing, truncated or corrupt file, a missing field or
 // a dtype/shape other than the one asked for throws IoError naming the path on every rank of
 // the group (no rank hangs); a returned array is always complete.
@@ -29,12 +32,13 @@
 
 #include "tessera/comm/process_group.hpp"
 #include "tessera/distributed/array.hpp"
-#include "tessera/distributed/io_zarr.hpp"
-#include "tessera/local/basic_ops.hpp"
+#include "tessera/distributed/layout.hpp"
+#include "tessera/io/error.hpp"
+#include "tessera/io/zarr.hpp"
 
 namespace tessera::io {
 
-// What checkpoint.json says of one field.
+/// What checkpoint.json says of one field.
 struct CheckpointField {
   std::string name;
   std::string dtype;                 // zarr dtype ("<f8", "<c8", ...)
@@ -42,68 +46,46 @@ struct CheckpointField {
   std::vector<std::int64_t> chunks;  // Zarr chunk shape
 };
 
-namespace detail {
-// The default chunk shape of a checkpointed field: the largest block any rank holds (one chunk
-// per block for most layouts), halved along its longest axis while over 64 MiB.
-std::vector<std::int64_t> checkpoint_chunks(const std::vector<std::vector<std::int64_t>>& lo,
-                                            const std::vector<std::vector<std::int64_t>>& hi, std::size_t elem);
-}  // namespace detail
-
 class CheckpointWriter {
  public:
-  // Collective over `group`: rank 0 creates `dir`.tmp-<id> (and `dir`'s parents). `dir` must be
-  // missing, empty or a checkpoint (anything else is not replaced: IoError at commit).
+  /// Collective over `group`: rank 0 creates `dir`.tmp-<id> (and `dir`'s parents). `dir` must be
+  /// missing, empty or a checkpoint (anything else is not replaced: IoError at commit).
   CheckpointWriter(std::string dir, comm::ProcessGroup group);
-  // Without commit(), rank 0 removes the temporary directory (a previous checkpoint is untouched).
+  /// Without commit(), rank 0 removes the temporary directory (a previous checkpoint is untouched).
   ~CheckpointWriter();
   CheckpointWriter(const CheckpointWriter&) = delete;
   CheckpointWriter& operator=(const CheckpointWriter&) = delete;
 
   // Metadata (local calls; give every rank the same values: rank 0's are written).
+  /// The step number written to checkpoint.json.
   void set_step(std::int64_t step) { step_ = step; }
+  /// The simulated time written to checkpoint.json.
   void set_time(double time) { time_ = time; }
+  /// A string attribute written to checkpoint.json.
   void set(const std::string& key, std::string value) { attrs_[key] = std::move(value); }
 
-  // Writes `a` (interior) as field `name` now, so `a` may change afterwards. Collective over the
-  // writer's group, which must be a's grid group (same ranks, same order). Names: letters,
-  // digits, '_', '-', '.', not starting with '.'; each once.
+  /// Writes `a` (interior) as field `name` now, so `a` may change afterwards. Collective over the
+  /// writer's group, which must be a's grid group (same ranks, same order). Names: letters,
+  /// digits, '_', '-', '.', not starting with '.'; each once. The chunk shape is the largest
+  /// block any rank holds, halved along its longest axis while over 64 MiB.
   template <class T, int R>
-  void add(const std::string& name, const distributed::Array<T, R>& a, Compressor c = Compressor::none) {
-    std::vector<std::vector<std::int64_t>> lo, hi;
-    for (int r = 0; r < a.layout().grid().size(); ++r) {
-      const auto b = a.layout().local_box(r);
-      lo.emplace_back(b.lo.begin(), b.lo.end()), hi.emplace_back(b.hi.begin(), b.hi.end());
-    }
-    add_impl(name, a, detail::checkpoint_chunks(lo, hi, sizeof(T)), c);
-  }
-  // The same with an explicit Zarr chunk shape.
+  void add(const std::string& name, const distributed::Array<T, R>& a, Compressor c = Compressor::none);
+  /// The same with an explicit Zarr chunk shape.
   template <class T, int R>
   void add(const std::string& name, const distributed::Array<T, R>& a, std::type_identity_t<distributed::Index<R>> chunks,
-           Compressor c = Compressor::none) {
-    add_impl(name, a, std::vector<std::int64_t>(chunks.begin(), chunks.end()), c);
-  }
+           Compressor c = Compressor::none);
 
-  // Collective: makes the checkpoint durable and visible at `dir` (see above). Once only.
+  /// Collective: makes the checkpoint durable and visible at `dir` (see above). Once only.
   void commit();
 
+  /// The checkpoint's directory.
   const std::string& path() const noexcept { return dir_; }
+  /// The temporary directory the fields are written into until commit().
   const std::string& temp_path() const noexcept { return tmp_; }
 
  private:
-  template <class T, int R>
-  void add_impl(const std::string& name, const distributed::Array<T, R>& a, const std::vector<std::int64_t>& chunks,
-                Compressor c) {
-    begin_field(name, a.layout().grid().group());
-    a.stream().synchronize();  // work queued on an adopted stream finishes before the copy
-    local::Array<T, R> h(a.layout().local_shape(), Device::host());
-    local::copy(h, a.interior());
-    auto s = detail::make_shard<T, R>(a.layout(), h.data());
-    s.durable = true;
-    write_field(CheckpointField{name, zarr_dtype(dtype_v<T>), s.global, chunks}, s, c);
-  }
   // Checks the name and that `array_group` is the writer's group (agreed over the group).
   void begin_field(const std::string& name, const comm::ProcessGroup& array_group);
-  void write_field(const CheckpointField& f, const detail::ZarrShard& s, Compressor c);
 
   std::string dir_, tmp_;
   comm::ProcessGroup group_;
@@ -116,36 +98,36 @@ class CheckpointWriter {
 
 class CheckpointReader {
  public:
-  // Collective over `group` (any ranks: not necessarily the writer's): rank 0 finds the
-  // checkpoint (`dir`, or `dir`.old if `dir` is missing after a crash between the renames) and
-  // reads checkpoint.json; every rank parses the same bytes.
+  /// Collective over `group` (any ranks: not necessarily the writer's): rank 0 finds the
+  /// checkpoint (`dir`, or `dir`.old if `dir` is missing after a crash between the renames) and
+  /// reads checkpoint.json; every rank parses the same bytes.
   CheckpointReader(std::string dir, comm::ProcessGroup group);
 
+  /// The step written by the writer.
   std::int64_t step() const noexcept { return step_; }
+  /// The time written by the writer.
   double time() const noexcept { return time_; }
-  // The value of attribute `key`; IoError (on every rank) if there is none.
+  /// The value of attribute `key`; IoError (on every rank) if there is none.
   const std::string& get(const std::string& key) const;
+  /// Whether attribute `key` was written.
   bool has(const std::string& key) const { return attrs_.count(key) > 0; }
+  /// Every attribute.
   const std::map<std::string, std::string>& attributes() const noexcept { return attrs_; }
-  // Field names in the order they were added; a field's description (IoError if missing).
+  /// Field names in the order they were added.
   std::vector<std::string> names() const;
+  /// A field's description (IoError if missing).
   const CheckpointField& field(const std::string& name) const;
-  // The directory read: `dir`, or `dir`.old after an interrupted replacement.
+  /// The directory read: `dir`, or `dir`.old after an interrupted replacement.
   const std::string& path() const noexcept { return path_; }
 
-  // Reads field `name` into a new array of `layout` on `d` (halos not filled). Collective over
-  // the layout's group; IoError if the field is missing, its dtype is not T's or its shape is
-  // not the layout's global shape, or a file is missing, truncated or corrupt.
+  /// Reads field `name` into a new array of `layout` on `d` (halos not filled). Collective over
+  /// the layout's group; IoError if the field is missing, its dtype is not T's or its shape is
+  /// not the layout's global shape, or a file is missing, truncated or corrupt.
   template <class T, int R>
   distributed::Array<T, R> load(const std::string& name, const distributed::Layout<R>& layout, Device d) const {
     check_field(name, zarr_dtype(dtype_v<T>), std::vector<std::int64_t>(layout.global_shape().begin(), layout.global_shape().end()));
-    distributed::Array<T, R> a(layout, d);
-    local::Array<T, R> h(layout.local_shape(), Device::host());
-    auto s = detail::make_shard<T, R>(layout, h.data());
-    s.require_chunks = true;  // every chunk of a checkpoint was written: a missing one is damage
-    detail::load_zarr_host(path_ + "/" + name, s);
-    local::copy(a.interior(), h);
-    return a;
+    // Every chunk of a checkpoint was written: a missing one is damage, not the fill value.
+    return load_zarr<T, R>(path_ + "/" + name, layout, d, ZarrReadOptions{.require_chunks = true});
   }
 
  private:

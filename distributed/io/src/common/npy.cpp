@@ -1,36 +1,41 @@
-// The collective MPI-IO of io_npy.hpp (the header itself: npy_header.cpp).
-#include "tessera/distributed/io_npy.hpp"
+// save_npy/load_npy (tessera/io/npy.hpp): staging of device shards and the collective MPI-IO
+// (the header itself: npy_header.cpp).
+#include "tessera/io/npy.hpp"
 
 #include <mpi.h>
 
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 
 #include "../detail/error_text.hpp"
+#include "../detail/npy_header.hpp"
+#include "../detail/npy_mpiio.hpp"
+#include "tessera/distributed/consistency.hpp"
+#include "tessera/local/basic_ops.hpp"
+#include "tessera/local/element_types.hpp"
+#include "tessera/local/memory.hpp"
+#include "tessera/local/settings.hpp"
 
 namespace tessera::io {
 namespace {
 
+using detail::index_t;
+
 // Open MPI 4.1's OMPIO corrupts write_all (zeros in other ranks' data, about every other run at
 // 3-4 ranks) unless one fcoll component is forced by hand; it apparently picks the collective
 // algorithm per rank from that rank's own view. ROMIO and independent I/O on the same views are
-// right every time, so with Open MPI 4 every rank does independent I/O in the same rounds.
-// TESSERA_MPIIO_COLLECTIVE=1 (e.g. with --mca io romio321) or =0 overrides the choice.
+// right every time, so with Open MPI 4 every rank does independent I/O in the same rounds unless
+// TESSERA_MPIIO_COLLECTIVE=1 (settings().mpiio_collective; e.g. with --mca io romio321).
 bool collective_io() {
-  static const bool on = [] {
-    if (const char* e = std::getenv("TESSERA_MPIIO_COLLECTIVE")) return std::string(e) != "0";
 #if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
-    return false;
+  return settings().mpiio_collective;
 #else
-    return true;
+  return true;
 #endif
-  }();
-  return on;
 }
 std::size_t g_chunk_bytes = std::size_t(256) << 20;
 
@@ -183,6 +188,7 @@ void set_npy_chunk_bytes(std::size_t bytes) { g_chunk_bytes = std::max<std::size
 std::size_t npy_chunk_bytes() { return g_chunk_bytes; }
 
 void write_npy(const NpyPlan& p, const SlabFn& fill) {
+  const bool collective = collective_io();  // first (settings() may throw): before any collective call
   int rank = 0;
   MPI_Comm_rank(p.comm, &rank);
   const std::string header = make_npy_header(p.descr, p.global);
@@ -208,13 +214,14 @@ void write_npy(const NpyPlan& p, const SlabFn& fill) {
   const Rounds r = plan_rounds(p, err2);
   run_rounds(p, r, fill, true,
              [&](void* buf, int n, MPI_Status* st) {
-               return collective_io() ? MPI_File_write_all(f.fh(), buf, n, f.etype(), st)
+               return collective ? MPI_File_write_all(f.fh(), buf, n, f.etype(), st)
                                       : MPI_File_write(f.fh(), buf, n, f.etype(), st);
              }, err2);
   agree(p.comm, err2);
 }
 
 void read_npy(const NpyPlan& p, const SlabFn& take) {
+  const bool collective = collective_io();
   int rank = 0;
   MPI_Comm_rank(p.comm, &rank);
   // Rank 0 reads the header; every rank parses the broadcast bytes (same result everywhere).
@@ -273,11 +280,86 @@ void read_npy(const NpyPlan& p, const SlabFn& take) {
   const Rounds r = plan_rounds(p, err);
   run_rounds(p, r, take, false,
              [&](void* buf, int n, MPI_Status* st) {
-               return collective_io() ? MPI_File_read_all(f.fh(), buf, n, f.etype(), st)
+               return collective ? MPI_File_read_all(f.fh(), buf, n, f.etype(), st)
                                       : MPI_File_read(f.fh(), buf, n, f.etype(), st);
              }, err);
   agree(p.comm, err);
 }
 
 }  // namespace detail
+
+namespace {
+
+template <class T, int R>
+detail::NpyPlan npy_plan(const std::string& path, const distributed::Layout<R>& l, bool writes) {
+  detail::NpyPlan p{path, l.grid().group().mpi_comm(), npy_descr<T>(), sizeof(T), {}, {}, {}};
+  const auto box = l.local_box();
+  const auto shape = box.shape();
+  for (int a = 0; a < R; ++a) {
+    p.global.push_back(l.global_shape()[a]);
+    p.lo.push_back(box.lo[a]);
+    p.count.push_back(writes ? shape[a] : 0);
+  }
+  return p;
+}
+
+// Only ranks at coordinate 0 of the grid axes that split nothing write (the others hold copies).
+template <int R> bool npy_writer(const distributed::Layout<R>& l) {
+  const auto& g = l.grid();
+  for (int ga = 0; ga < g.ndims(); ++ga) {
+    bool used = false;
+    for (int a = 0; a < R; ++a) used = used || l.split()[a] == ga;
+    if (!used && g.coords()[ga] != 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+template <class T, int R>
+void save_npy(const std::string& path, const distributed::Array<T, R>& a) {
+  static_assert(R >= 1, "save_npy: arrays of rank >= 1");
+  const auto agreed = distributed::check_call<T, R>("save_npy", a.layout(), a.device(), "path", path);
+  const auto& l = a.layout();
+  const bool writes = npy_writer(l) && l.local_box().size() > 0;
+  const auto plan = npy_plan<T, R>(path, l, writes);
+  local::Array<T, R> packed;  // a contiguous copy of the interior on a's device
+  if (writes) {
+    a.stream().synchronize();  // work queued on an adopted stream finishes before the copy
+    packed = local::Array<T, R>(a.interior().shape(), a.device());
+    local::copy(packed, a.interior());
+  }
+  detail::write_npy(plan, [&](index_t row0, index_t rows, void* host) {
+    auto s = packed.shape();
+    s[0] = rows;
+    local::copy(local::Array<T, R>::view(static_cast<T*>(host), s, Device::host()), packed.slice(0, row0, row0 + rows));
+  });
+}
+
+template <class T, int R>
+distributed::Array<T, R> load_npy(const std::string& path, const distributed::Layout<R>& layout, Device d) {
+  static_assert(R >= 1, "load_npy: arrays of rank >= 1");
+  const auto agreed = distributed::check_call<T, R>("load_npy", layout, d, "path", path);
+  const bool reads = layout.local_box().size() > 0;
+  const auto plan = npy_plan<T, R>(path, layout, reads);
+  local::Array<T, R> packed;
+  if (reads) packed = local::Array<T, R>(layout.local_shape(), d);
+  detail::read_npy(plan, [&](index_t row0, index_t rows, void* host) {
+    auto s = packed.shape();
+    s[0] = rows;
+    local::copy(packed.slice(0, row0, row0 + rows), local::Array<T, R>::view(static_cast<T*>(host), s, Device::host()));
+  });
+  distributed::Array<T, R> out(layout, d);
+  if (reads) local::copy(out.interior(), packed);
+  return out;  // on d's default stream, which `out` uses
+}
+
+#define TESSERA_NPY_INSTANTIATE(T, R)                                                 \
+  template void save_npy<T, R>(const std::string&, const distributed::Array<T, R>&); \
+  template distributed::Array<T, R> load_npy<T, R>(const std::string&, const distributed::Layout<R>&, Device);
+#define TESSERA_NPY_RANKS(T) TESSERA_FOR_EACH_RANK(TESSERA_NPY_INSTANTIATE, T)
+TESSERA_FOR_EACH_ELEMENT(TESSERA_NPY_RANKS)
+#undef TESSERA_NPY_RANKS
+#undef TESSERA_NPY_INSTANTIATE
+
 }  // namespace tessera::io

@@ -1,5 +1,5 @@
-// .npy header parsing and writing (npy_header.hpp): no MPI, no CUDA, fuzzed by tests/fuzz.
-#include "tessera/distributed/npy_header.hpp"
+// .npy header parsing and writing (detail/npy_header.hpp): no MPI, no CUDA, fuzzed by tests/fuzz.
+#include "../detail/npy_header.hpp"
 
 #include <limits>
 

@@ -1,5 +1,5 @@
-// `.zarray` parsing and validation (zarray_meta.hpp): no MPI, no CUDA, fuzzed by tests/fuzz.
-#include "tessera/distributed/zarray_meta.hpp"
+// `.zarray` parsing and validation (detail/zarray_meta.hpp): no MPI, no CUDA, fuzzed by tests/fuzz.
+#include "../detail/zarray_meta.hpp"
 
 #include <cmath>
 

@@ -1,0 +1,14 @@
+// The default chunk shape of a checkpointed field (checkpoint.cpp; tested on its own).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace tessera::io::detail {
+
+// The largest block any rank holds (one chunk per block for most layouts), halved along its
+// longest axis while over 64 MiB. lo/hi: every rank's block.
+std::vector<std::int64_t> checkpoint_chunks(const std::vector<std::vector<std::int64_t>>& lo,
+                                            const std::vector<std::vector<std::int64_t>>& hi, std::size_t elem);
+
+}  // namespace tessera::io::detail
