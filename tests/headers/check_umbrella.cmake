@@ -3,18 +3,13 @@
 # <layer>/include/tessera/**.hpp and <layer>/<part>/include/tessera/**.hpp but itself and the
 # generated config.hpp). An include under #if (a backend-only header) counts.
 cmake_minimum_required(VERSION 3.24)
-file(GLOB_RECURSE headers
-  "${SOURCE_DIR}/*/include/tessera/*.hpp"
-  "${SOURCE_DIR}/*/*/include/tessera/*.hpp")
+include(${CMAKE_CURRENT_LIST_DIR}/public_headers.cmake)
+tessera_public_headers("${SOURCE_DIR}" headers)
 set(umbrella "")
 set(public "")
-foreach(h IN LISTS headers)
-  # Only the layers' own include folders (not build trees' generated or installed copies).
-  file(RELATIVE_PATH from_root "${SOURCE_DIR}" "${h}")
-  if(NOT from_root MATCHES "^(local|comm|distributed)(/[a-z_]+)?/include/tessera/")
-    continue()
-  endif()
-  string(REGEX REPLACE "^.*/include/(tessera/.*)$" "\\1" rel "${h}")
+foreach(pair IN LISTS headers)
+  string(REGEX REPLACE "\\|.*$" "" h "${pair}")
+  string(REGEX REPLACE "^.*\\|" "" rel "${pair}")
   if(rel STREQUAL "tessera/tessera.hpp")
     set(umbrella "${h}")
   elseif(NOT rel STREQUAL "tessera/config.hpp")

@@ -68,7 +68,7 @@ void failed_group_call() {
 
 // An .npy file that does not exist (collective: every rank calls it).
 void bad_npy_header() {
-  const td::Layout<1> l(td::ProcessGrid(comm::ProcessGroup::world()), {4});
+  const auto l = td::Layout<1>::block(td::ProcessGrid(comm::ProcessGroup::world()), {4});
   (void)io::load_npy<double, 1>("/nonexistent/tessera_error_context.npy", l, Device::host());
 }
 

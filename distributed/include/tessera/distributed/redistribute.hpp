@@ -15,10 +15,9 @@
 // source's stream is made to wait too, so it may be overwritten right away. Halos of results are
 // not filled (exchange them if needed).
 //
-// Tuning (read on every call; must be equal on all ranks): TESSERA_REDISTRIBUTE_CHUNKS, the most
-// chunks a piece is cut into (default 8 on GPUs, 1 on the host; 1 turns pipelining off), and
-// TESSERA_REDISTRIBUTE_CHUNK_MIB, the least size of a chunk in MiB (default 16; 0 cuts every
-// piece into the most chunks).
+// All of them run on the exchange engine (exchange.hpp), whose chunking defaults come from the
+// settings: TESSERA_EXCHANGE_CHUNKS (most chunks per piece; 4 on GPUs, 1 on the host; 1 turns
+// pipelining off) and TESSERA_EXCHANGE_CHUNK_MIB (least chunk size, default 16 MiB).
 #pragma once
 #include "tessera/distributed/array.hpp"
 #include "tessera/distributed/layout.hpp"

@@ -11,11 +11,7 @@
 #endif
 
 namespace tessera::local {
-#ifdef __CUDACC__
-inline namespace expr_cuda {
-#else
-inline namespace expr_host {
-#endif
+inline namespace TESSERA_EXPR_NS {
 template <class T, int R, class X>
 void assign(const Array<T, R>& dst, const X& x) {
   auto e = as_expr(x);

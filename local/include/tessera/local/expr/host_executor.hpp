@@ -4,11 +4,7 @@
 #include "tessera/local/expr/tree.hpp"
 
 namespace tessera::local {
-#ifdef __CUDACC__
-inline namespace expr_cuda {
-#else
-inline namespace expr_host {
-#endif
+inline namespace TESSERA_EXPR_NS {
 template <class T, int R, class E>
 void eval_host(const Array<T, R>& dst, const E& e, bool linear) {
   using D = dev_t<T>;

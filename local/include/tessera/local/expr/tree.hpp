@@ -18,6 +18,13 @@
 #include <cuda/std/complex>
 #endif
 
+// The inline namespace of expression code: expr_cuda under nvcc, expr_host otherwise (see below).
+#ifdef __CUDACC__
+#define TESSERA_EXPR_NS expr_cuda
+#else
+#define TESSERA_EXPR_NS expr_host
+#endif
+
 namespace tessera::local {
 
 namespace detail {
