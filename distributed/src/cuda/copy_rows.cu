@@ -1,3 +1,4 @@
+// CUDA row copies (detail/kernels.hpp): the packing of the exchange and the halos.
 #include <cuda_runtime.h>
 
 #include <cstdint>

@@ -1,3 +1,4 @@
+// CUDA side of the FFT normalization (detail/kernels.hpp): data *= factor in one pass.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -29,8 +30,6 @@ __global__ void scale_kernel(Real* data, std::size_t n, std::size_t head, Real f
     for (std::size_t i = head + vecs * per; i < n; ++i) data[i] *= f;
   }
 }
-
-}  // namespace
 
 }  // namespace
 

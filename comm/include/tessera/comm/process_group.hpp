@@ -36,60 +36,76 @@
 
 namespace tessera::comm {
 
+/// The reduction of a reducing collective.
 enum class ReduceOp { sum, prod, min, max };
+/// "sum", "prod", "min" or "max".
 std::string reduce_op_name(ReduceOp op);
 
-// The transport a group uses for device buffers.
+/// The transport a group uses for device buffers.
 enum class DeviceTransport { nccl, cuda_aware_mpi, staged_mpi };
+/// "nccl", "cuda_aware_mpi" or "staged_mpi".
 std::string transport_name(DeviceTransport t);
 
+/// Per-rank counts or displacements, in elements.
 using Counts = std::span<const std::size_t>;
 
-// Element types, and any 4- or 8-byte signed integer (long long included) for typed pointers.
+/// Element types, and any 4- or 8-byte signed integer (long long included) for typed pointers.
 template <class T>
 concept Scalar = Element<T> || (std::is_integral_v<T> && std::is_signed_v<T> && (sizeof(T) == 4 || sizeof(T) == 8));
+/// The DType a Scalar travels as.
 template <Scalar T>
 constexpr DType scalar_dtype() {
   if constexpr (Element<T>) return dtype_v<T>;
   else return sizeof(T) == 8 ? DType::int64 : DType::int32;
 }
 
+/// A set of ranks over an MPI communicator, and its collectives (see above); copies share it.
 class ProcessGroup {
  public:
-  // The group of all ranks (a duplicate of MPI_COMM_WORLD).
+  /// The group of all ranks (a duplicate of MPI_COMM_WORLD).
   static ProcessGroup world();
-  // A group over the user's communicator (duplicated; `comm` itself is left alone).
+  /// A group over the user's communicator (duplicated; `comm` itself is left alone).
   explicit ProcessGroup(MPI_Comm comm);
 
+  /// This rank's index in the group, and the group's size.
   int rank() const noexcept;
   int size() const noexcept;
-  // Rank and size among the ranks of this group on the same node (MPI_Comm_split_type).
+  /// Rank and size among the ranks of this group on the same node (MPI_Comm_split_type).
   int local_rank() const noexcept;
   int local_size() const noexcept;
+  /// The group's own (duplicated) MPI communicator.
   MPI_Comm mpi_comm() const noexcept;
 
+  /// Returns once every rank of the group has called it.
   void barrier() const;
-  // Ranks with the same colour form a sub-group, ordered by key (then by rank).
+  /// Ranks with the same colour form a sub-group, ordered by key (then by rank).
   ProcessGroup split(int color, int key) const;
 
-  // Cartesian process grids. cartesian(dims, periods) lays the ranks out row-major on `dims`
-  // (product == size(); a 0 entry is filled in as MPI_Dims_create does; ranks are not
-  // reordered). On a Cartesian group: dims(), periods(), coords(rank), rank_at(coords) (-1 when
-  // off a non-periodic edge), shift(axis, disp) -> {source, dest}, and sub(keep) -> the group of
-  // the ranks that share this rank's coordinates on the axes not kept (keep = {false, true} on a
-  // 2-D grid is this rank's row).
+  /// Cartesian process grids. cartesian(dims, periods) lays the ranks out row-major on `dims`
+  /// (product == size(); a 0 entry is filled in as MPI_Dims_create does; ranks are not
+  /// reordered). On a Cartesian group: dims(), periods(), coords(rank), rank_at(coords) (-1 when
+  /// off a non-periodic edge), shift(axis, disp) -> {source, dest}, and sub(keep) -> the group of
+  /// the ranks that share this rank's coordinates on the axes not kept (keep = {false, true} on a
+  /// 2-D grid is this rank's row).
   ProcessGroup cartesian(std::vector<int> dims, std::vector<bool> periods = {}) const;
+  /// Whether the group is a Cartesian grid.
   bool is_cartesian() const noexcept;
+  /// The grid's extent and periodicity along each axis.
   std::vector<int> dims() const;
   std::vector<bool> periods() const;
+  /// The grid coordinates of `rank`, or of this rank.
   std::vector<int> coords(int rank) const;
   std::vector<int> coords() const { return coords(rank()); }
+  /// The rank at `coords` (-1 when off a non-periodic edge).
   int rank_at(std::vector<int> coords) const;
+  /// The {source, dest} ranks of a shift by `disp` along `axis`.
   std::pair<int, int> shift(int axis, int disp) const;
+  /// The sub-grid of the ranks that share this rank's coordinates on the axes not kept.
   ProcessGroup sub(const std::vector<bool>& keep) const;
 
-  // Collective deadline of this group (shared by its copies), seconds.
+  /// Sets the collective deadline of this group (shared by its copies), seconds.
   void set_timeout(double seconds);
+  /// The collective deadline, seconds.
   double timeout() const noexcept;
   /// Makes the group ready for device buffers on `d` (collective over the group): decides the
   /// transport and makes the NCCL communicator, so that later collectives, in any order and on
@@ -97,57 +113,76 @@ class ProcessGroup {
   void prepare(const Device& d) const;
   /// How device buffers travel in this group (decided on the first device collective, or now).
   DeviceTransport device_transport(const Device& d) const;
-  // Waits for the stream under the group's deadline; throws CommError if the group failed.
+  /// Waits for the stream under the group's deadline; throws CommError if the group failed.
   void synchronize(const Stream& s) const;
-  // True after a timeout or a communicator error; the reason names the operation.
+  /// True after a timeout or a communicator error; the reason names the operation.
   bool failed() const noexcept;
+  /// The reason the group failed (empty while it has not).
   std::string failure() const;
-  // Marks the group failed and aborts its NCCL communicators (no collective needed).
+  /// Marks the group failed and aborts its NCCL communicators (no collective needed).
   void abort(const std::string& reason) const;
 
   // ---- collectives on raw buffers; `s` says where the buffers live ----
+  /// Reduces `count` elements with `op` over the group; every rank receives the result.
   void all_reduce(const void* send, void* recv, std::size_t count, DType t, ReduceOp op, const Stream& s) const;
+  /// Reduces `count` elements with `op` onto `root` (recv is used on root only).
   void reduce(const void* send, void* recv, std::size_t count, DType t, ReduceOp op, int root, const Stream& s) const;
-  // `send` is read on root only; recv is written everywhere (root too, unless recv == send).
+  /// Copies root's `count` elements to every rank.
+  /// `send` is read on root only; recv is written everywhere (root too, unless recv == send).
   void broadcast(const void* send, void* recv, std::size_t count, DType t, int root, const Stream& s) const;
-  // count per rank; recv holds size()*count, rank r's block at r*count.
+  /// Concatenates every rank's `send` on every rank.
+  /// count per rank; recv holds size()*count, rank r's block at r*count.
   void all_gather(const void* send, void* recv, std::size_t count, DType t, const Stream& s) const;
+  /// all_gather with per-rank counts and displacements in recv.
   void all_gatherv(const void* send, std::size_t send_count, void* recv, Counts recv_counts, Counts displs,
                    DType t, const Stream& s) const;
-  // send holds size()*recv_count; rank r receives the reduced block r.
+  /// Reduces with `op` and scatters the result in blocks.
+  /// send holds size()*recv_count; rank r receives the reduced block r.
   void reduce_scatter(const void* send, void* recv, std::size_t recv_count, DType t, ReduceOp op,
                       const Stream& s) const;
-  // count per peer: block p of send goes to rank p, block q of recv comes from rank q.
+  /// Exchanges one block with every rank.
+  /// count per peer: block p of send goes to rank p, block q of recv comes from rank q.
   void all_to_all(const void* send, void* recv, std::size_t count, DType t, const Stream& s) const;
+  /// all_to_all with per-peer counts and displacements.
   void all_to_allv(const void* send, Counts send_counts, Counts send_displs, void* recv, Counts recv_counts,
                    Counts recv_displs, DType t, const Stream& s) const;
-  // recv (size()*count) is used on root only.
+  /// Concatenates every rank's `send` on `root`.
+  /// recv (size()*count) is used on root only.
   void gather(const void* send, void* recv, std::size_t count, DType t, int root, const Stream& s) const;
+  /// gather with per-rank counts and displacements in recv.
   void gatherv(const void* send, std::size_t send_count, void* recv, Counts recv_counts, Counts displs, DType t,
                int root, const Stream& s) const;
-  // send (size()*count) is read on root only.
+  /// Sends block r of root's `send` to rank r.
+  /// send (size()*count) is read on root only.
   void scatter(const void* send, void* recv, std::size_t count, DType t, int root, const Stream& s) const;
+  /// scatter with per-rank counts and displacements in send.
   void scatterv(const void* send, Counts send_counts, Counts displs, void* recv, std::size_t recv_count, DType t,
                 int root, const Stream& s) const;
+  /// Sends `count` elements to rank `peer`.
   void send(const void* buf, std::size_t count, DType t, int peer, const Stream& s) const;
+  /// Receives `count` elements from rank `peer`.
   void recv(void* buf, std::size_t count, DType t, int peer, const Stream& s) const;
+  /// Sends to `dest` and receives from `source` in one step.
   void sendrecv(const void* send, std::size_t send_count, int dest, void* recv, std::size_t recv_count,
                 int source, DType t, const Stream& s) const;
 
   // ---- typed pointers ----
+  /// all_reduce of typed buffers.
   template <Scalar T>
   void all_reduce(const T* send, T* recv, std::size_t count, ReduceOp op, const Stream& s) const {
     all_reduce(send, recv, count, scalar_dtype<T>(), op, s);
   }
+  /// In-place all_reduce of `data`.
   template <Scalar T>
   void all_reduce(T* data, std::size_t count, ReduceOp op, const Stream& s) const {
     all_reduce(data, data, count, scalar_dtype<T>(), op, s);
   }
-  // Host scalars and host buffers (the pre-NCCL interface, kept for convenience).
+  /// Host scalars and host buffers (the pre-NCCL interface, kept for convenience).
   template <Scalar T>
   void all_reduce(T* data, std::size_t count, ReduceOp op) const {
     all_reduce(data, data, count, scalar_dtype<T>(), op, Stream::default_for(Device::host()));
   }
+  /// Reduces one host value over the group and returns the result.
   template <Scalar T>
   T all_reduce(T value, ReduceOp op) const {
     all_reduce(&value, 1, op);
@@ -155,6 +190,7 @@ class ProcessGroup {
   }
 
   // ---- local::Array (contiguous; the array's device and default stream unless given) ----
+  /// In-place all_reduce of `a` (on its device's default stream, or on `s`).
   template <Element T, int R>
   void all_reduce(local::Array<T, R>& a, ReduceOp op) const {
     all_reduce(a.data(), a.data(), checked(a), dtype_v<T>, op, stream_of(a));
@@ -163,27 +199,33 @@ class ProcessGroup {
   void all_reduce(local::Array<T, R>& a, ReduceOp op, const Stream& s) const {
     all_reduce(a.data(), a.data(), checked(a), dtype_v<T>, op, s);
   }
+  /// Copies root's `a` into every rank's `a`.
   template <Element T, int R>
   void broadcast(local::Array<T, R>& a, int root) const {
     broadcast(a.data(), a.data(), checked(a), dtype_v<T>, root, stream_of(a));
   }
+  /// all_gather of arrays: recv holds size() blocks of send's size.
   template <Element T, int R1, int R2>
   void all_gather(const local::Array<T, R1>& send, local::Array<T, R2>& recv) const {
     same_device(send, recv, "all_gather");
     all_gather(send.data(), recv.data(), checked(send), dtype_v<T>, stream_of(send));
   }
+  /// all_to_all of arrays: send splits into size() equal blocks.
   template <Element T, int R1, int R2>
   void all_to_all(const local::Array<T, R1>& send, local::Array<T, R2>& recv) const {
     same_device(send, recv, "all_to_all");
     all_to_all(send.data(), recv.data(), checked(send) / size(), dtype_v<T>, stream_of(send));
   }
+  /// reduce_scatter of arrays: send holds size() blocks of recv's size.
   template <Element T, int R1, int R2>
   void reduce_scatter(const local::Array<T, R1>& send, local::Array<T, R2>& recv, ReduceOp op) const {
     same_device(send, recv, "reduce_scatter");
     reduce_scatter(send.data(), recv.data(), checked(recv), dtype_v<T>, op, stream_of(send));
   }
+  /// Sends `a` to rank `peer`.
   template <Element T, int R>
   void send(const local::Array<T, R>& a, int peer) const { send(a.data(), checked(a), dtype_v<T>, peer, stream_of(a)); }
+  /// Receives `a` from rank `peer`.
   template <Element T, int R>
   void recv(local::Array<T, R>& a, int peer) const { recv(a.data(), checked(a), dtype_v<T>, peer, stream_of(a)); }
 
@@ -207,17 +249,20 @@ class ProcessGroup {
   std::shared_ptr<State> state_;
 };
 
-// Groups collectives so that they progress together (the only way to do several sends and
-// receives between the same ranks without deadlock): ncclGroupStart/End for device buffers;
-// MPI non-blocking calls completed by one waitall for host buffers. Groups nest; the outermost
-// end() launches and waits. The destructor ends a group that end() did not (and swallows the
-// error if an exception is already unwinding).
+/// Groups collectives so that they progress together (the only way to do several sends and
+/// receives between the same ranks without deadlock): ncclGroupStart/End for device buffers;
+/// MPI non-blocking calls completed by one waitall for host buffers. Groups nest; the outermost
+/// end() launches and waits. The destructor ends a group that end() did not (and swallows the
+/// error if an exception is already unwinding).
 class Group {
  public:
+  /// Starts a group (nested in any open one).
   Group();
+  /// Ends the group if end() was not called. Non-copyable.
   ~Group() noexcept(false);
   Group(const Group&) = delete;
   Group& operator=(const Group&) = delete;
+  /// Ends the group: the outermost end() launches the grouped calls and waits.
   void end();
 
  private:

@@ -17,6 +17,7 @@
 
 namespace tessera {
 
+/// The SPMD program's environment: MPI, the Context, the world group and this rank's device.
 class Runtime {
  public:
   /// Starts the runtime (MPI_Init_thread if needed); throws InvalidArgument for a bad setting.
@@ -32,6 +33,7 @@ class Runtime {
   comm::ProcessGroup& world() { return *world_; }
   /// This rank's device.
   const Device& device() const noexcept { return device_; }
+  /// This rank's world rank, the world size and the node-local rank.
   int rank() const noexcept { return world_->rank(); }
   int size() const noexcept { return world_->size(); }
   int local_rank() const noexcept { return world_->local_rank(); }
@@ -39,9 +41,9 @@ class Runtime {
   const Settings& settings() const noexcept { return settings_; }
   /// The context this Runtime owns (current while it lives).
   Context& context() noexcept { return *context_; }
-  // True when this Runtime called MPI_Init and will call MPI_Finalize.
+  /// True when this Runtime called MPI_Init and will call MPI_Finalize.
   bool owns_mpi() const noexcept { return owns_mpi_; }
-  // MPI thread support level provided (MPI_THREAD_*).
+  /// MPI thread support level provided (MPI_THREAD_*).
   int thread_level() const noexcept { return thread_level_; }
 
  private:

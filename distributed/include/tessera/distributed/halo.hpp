@@ -25,17 +25,21 @@
 
 namespace tessera::distributed {
 
+/// A halo exchange started by exchange_halos_begin(); end() completes it. Move-only.
 template <class T, int Rank>
 class HaloExchange {
  public:
+  /// No exchange pending.
   HaloExchange() = default;
+  /// Moves the pending exchange, if any.
   HaloExchange(HaloExchange&&) noexcept;
   HaloExchange& operator=(HaloExchange&&) noexcept;
-  // Ends a pending exchange (errors are swallowed only while an exception unwinds).
+  /// Ends a pending exchange (errors are swallowed only while an exception unwinds).
   ~HaloExchange() noexcept(false);
 
-  // Orders the array's stream after the transfers and unpacks the halos. Idempotent.
+  /// Orders the array's stream after the transfers and unpacks the halos. Idempotent.
   void end();
+  /// Whether an exchange is pending (begun and not ended).
   bool pending() const noexcept { return static_cast<bool>(impl_); }
 
   struct Impl;  // defined in halo.cpp
@@ -47,14 +51,17 @@ class HaloExchange {
   int uncaught_ = 0;
 };
 
+/// Packs a's send regions and starts the transfers; the returned handle's end() completes them.
 template <class T, int Rank>
 HaloExchange<T, Rank> exchange_halos_begin(Array<T, Rank>& a);
 
+/// Completes `h` (h.end()).
 template <class T, int Rank>
 void exchange_halos_end(HaloExchange<T, Rank>& h) {
   h.end();
 }
 
+/// Fills every halo cell of `a` (begin and end in one call).
 template <class T, int Rank>
 void exchange_halos(Array<T, Rank>& a) {
   exchange_halos_begin(a).end();

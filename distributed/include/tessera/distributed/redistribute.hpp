@@ -25,30 +25,30 @@
 
 namespace tessera::distributed {
 
-// `a`'s data on layout `to` (interior only), on a's device. Throws ShapeMismatch if the global
-// shapes differ, LayoutMismatch if the layouts' grids are over different process groups (the
-// grids' shapes may differ; their groups must hold the same ranks in the same order).
+/// `a`'s data on layout `to` (interior only), on a's device. Throws ShapeMismatch if the global
+/// shapes differ, LayoutMismatch if the layouts' grids are over different process groups (the
+/// grids' shapes may differ; their groups must hold the same ranks in the same order).
 template <class T, int Rank>
 Array<T, Rank> redistribute(const Array<T, Rank>& a, const Layout<Rank>& to);
 
-// The whole global array on rank `root` (of a's group), on a's device; an empty array (shape
-// zeros, no memory) on the other ranks.
+/// The whole global array on rank `root` (of a's group), on a's device; an empty array (shape
+/// zeros, no memory) on the other ranks.
 template <class T, int Rank>
 local::Array<T, Rank> gather(const Array<T, Rank>& a, int root = 0);
 
-// The whole global array on every rank, on a's device.
+/// The whole global array on every rank, on a's device.
 template <class T, int Rank>
 local::Array<T, Rank> allgather(const Array<T, Rank>& a);
 
-// A distributed array on `layout` and device `d` holding `global` (read on root only; any device,
-// any strides; other ranks may pass an empty array). Throws ShapeMismatch on every rank if root's
-// array does not have the layout's global shape.
+/// A distributed array on `layout` and device `d` holding `global` (read on root only; any device,
+/// any strides; other ranks may pass an empty array). Throws ShapeMismatch on every rank if root's
+/// array does not have the layout's global shape.
 template <class T, int Rank>
 Array<T, Rank> scatter(int root, const local::Array<T, Rank>& global, const Layout<Rank>& layout, Device d);
 
-// The global sub-box `ranges` of `a` as a new distributed array on a balanced layout of the same
-// grid and splits, halo 0 (element i of the result is element ranges.lo + i of a). Throws
-// InvalidArgument if the box is not inside a's global shape.
+/// The global sub-box `ranges` of `a` as a new distributed array on a balanced layout of the same
+/// grid and splits, halo 0 (element i of the result is element ranges.lo + i of a). Throws
+/// InvalidArgument if the box is not inside a's global shape.
 template <class T, int Rank>
 Array<T, Rank> slice(const Array<T, Rank>& a, const Box<Rank>& ranges);
 

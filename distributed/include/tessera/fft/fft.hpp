@@ -35,13 +35,17 @@ using distributed::Array;
 using distributed::Layout;
 using local::index_t;
 
+/// Normalization, as numpy's norm= (see above).
 enum class Norm { backward, ortho, forward, none };
+/// How ranks split the array between FFT stages (see above).
 enum class Decomposition { automatic, slab, pencil };
 
+/// Plan options.
 struct Options {
   Decomposition decomposition = Decomposition::automatic;
   bool same_layout_output = false;  // forward returns the input layout (one more transpose)
   int chunks = 0;                   // transpose pipeline depth; 0: settings().fft_chunks_for(device)
+  /// Memberwise equality.
   bool operator==(const Options&) const = default;
 };
 
@@ -53,7 +57,7 @@ template <class T> struct IsComplex<std::complex<T>> : std::true_type {};
 template <class In, int R> struct Engine;  // fft.cpp
 }  // namespace detail
 
-// In = complex<float|double> (C2C) or float|double (R2C forward, C2R backward). R = 1..3.
+/// In = complex<float|double> (C2C) or float|double (R2C forward, C2R backward). R = 1..3.
 template <class In, int R>
 class Plan {
  public:
@@ -61,60 +65,71 @@ class Plan {
   using Out = std::complex<Real>;
   static constexpr bool real_input = !detail::IsComplex<In>::value;
 
-  // A plan for arrays of layout `in` (global shape = the real-space shape for R2C) on `device`.
-  // Throws InvalidArgument for a decomposition that cannot apply (pencil of a 1-D array, ...).
+  /// A plan for arrays of layout `in` (global shape = the real-space shape for R2C) on `device`.
+  /// Throws InvalidArgument for a decomposition that cannot apply (pencil of a 1-D array, ...).
   Plan(const Layout<R>& in, Device device, Options options = {});
+  /// Releases the plan's resources.
   ~Plan();
 
+  /// The layout forward() takes and backward() returns.
   const Layout<R>& input_layout() const;
+  /// The layout forward() returns and backward() takes.
   const Layout<R>& output_layout() const;  // complex; last axis n/2+1 for R2C
+  /// The decomposition in use (slab or pencil, never automatic).
   Decomposition decomposition() const;
+  /// The device the plan runs on.
   Device device() const;
 
-  // Out of place: the input is left as it was.
+  /// Forward transform of `x`. Out of place: the input is left as it was.
   Array<Out, R> forward(const Array<In, R>& x, Norm norm = Norm::backward) const;
+  /// Backward transform of `y` (out of place), returned in input_layout().
   Array<In, R> backward(const Array<Out, R>& y, Norm norm = Norm::backward) const;
-  // In place (C2C): x's memory is the work area (its contents are lost); saves one buffer.
+  /// Forward transform in place (C2C): x's memory is the work area (its contents are lost); saves one buffer.
   Array<Out, R> forward_in_place(Array<In, R>& x, Norm norm = Norm::backward) const
     requires(!real_input);
+  /// Backward transform in place (C2C): y's memory is the work area (its contents are lost).
   Array<In, R> backward_in_place(Array<Out, R>& y, Norm norm = Norm::backward) const
     requires(!real_input);
-  // Batched: several fields of the same layout, each transpose moves them all at once.
+  /// Batched forward: several fields of the same layout, each transpose moves them all at once.
   std::vector<Array<Out, R>> forward(const std::vector<Array<In, R>>& xs, Norm norm = Norm::backward) const;
+  /// Batched backward transform.
   std::vector<Array<In, R>> backward(const std::vector<Array<Out, R>>& ys, Norm norm = Norm::backward) const;
 
  private:
   std::unique_ptr<detail::Engine<In, R>> engine_;
 };
 
-// The cached plan for (layout, type, device, options); thread-safe.
+/// The cached plan for (layout, type, device, options); thread-safe.
 template <class In, int R>
 std::shared_ptr<const Plan<In, R>> get_plan(const Layout<R>& in, Device device, Options options = {});
+/// Drops every cached plan.
 void clear_plan_cache();
 
 // numpy-like calls on cached plans (default options: natural transposed output layouts).
+/// Forward C2C FFT of `x`, in the plan's output layout.
 template <class T, int R>
 Array<T, R> fftn(const Array<T, R>& x, Norm norm = Norm::backward) {
   return get_plan<T, R>(x.layout(), x.device())->forward(x, norm);
 }
-// The inverse of fftn: `y` in fftn's output layout; `in` is the layout fftn was given.
+/// The inverse of fftn: `y` in fftn's output layout; `in` is the layout fftn was given.
 template <class T, int R>
 Array<T, R> ifftn(const Array<T, R>& y, const Layout<R>& in, Norm norm = Norm::backward) {
   return get_plan<T, R>(in, y.device())->backward(y, norm);
 }
+/// Forward R2C FFT of real `x` (last axis n/2+1 values), in the plan's output layout.
 template <class T, int R>
 Array<std::complex<T>, R> rfftn(const Array<T, R>& x, Norm norm = Norm::backward) {
   return get_plan<T, R>(x.layout(), x.device())->forward(x, norm);
 }
-// The inverse of rfftn: `in` is the real layout rfftn was given (it fixes the odd/even size).
+/// The inverse of rfftn: `in` is the real layout rfftn was given (it fixes the odd/even size).
 template <class T, int R>
 Array<T, R> irfftn(const Array<std::complex<T>, R>& y, const Layout<R>& in, Norm norm = Norm::backward) {
   return get_plan<T, R>(in, y.device())->backward(y, norm);
 }
 
-// Sample frequencies (cycles per unit of `spacing`) along `axis` of a transform of size n, as
-// numpy.fft.fftfreq, at every element of `layout` (usually a plan's output_layout()); with
-// `real_last`, the last axis holds rfftfreq of `n_real` (the real size) instead.
+/// Sample frequencies (cycles per unit of `spacing`) along `axis` of a transform of size n, as
+/// numpy.fft.fftfreq, at every element of `layout` (usually a plan's output_layout()); with
+/// `n_real` > 0, `axis` holds rfftfreq of that real size instead (the last axis of an R2C output).
 template <class T, int R>
 Array<T, R> fftfreq(const Layout<R>& layout, int axis, Device device, double spacing = 1.0,
                     index_t n_real = 0);

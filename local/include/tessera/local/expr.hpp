@@ -12,6 +12,7 @@
 
 namespace tessera::local {
 inline namespace TESSERA_EXPR_NS {
+/// Evaluates `x` (expression, array or scalar; broadcast to dst's shape) into `dst` in one pass.
 template <class T, int R, class X>
 void assign(const Array<T, R>& dst, const X& x) {
   auto e = as_expr(x);

@@ -7,13 +7,15 @@
 
 namespace tessera {
 
+/// A CUDA stream (on host, an always-idle stand-in) on one device; move-only.
 class Stream {
  public:
   enum class Priority { normal, high };
-  // A new stream on `d` (CUDA: non-blocking with respect to the legacy default stream). A `high`
-  // priority stream's kernels are scheduled first whenever SMs free up: communication kernels
-  // (NCCL) on it are not starved by the compute kernels they are meant to overlap.
+  /// A new stream on `d` (CUDA: non-blocking with respect to the legacy default stream). A `high`
+  /// priority stream's kernels are scheduled first whenever SMs free up: communication kernels
+  /// (NCCL) on it are not starved by the compute kernels they are meant to overlap.
   explicit Stream(Device d, Priority priority = Priority::normal);
+  /// Move-only; the destructor destroys a stream it owns.
   ~Stream();
   Stream(Stream&& o) noexcept;
   Stream& operator=(Stream&& o) noexcept;
@@ -24,9 +26,11 @@ class Stream {
   /// operations use it unless given another.
   static Stream& default_for(Device d);
 
+  /// The device the stream runs on.
   Device device() const noexcept { return device_; }
-  // The cudaStream_t, as void* so that plain C++ code need not include CUDA headers; null on host.
+  /// The cudaStream_t, as void* so that plain C++ code need not include CUDA headers; null on host.
   void* native() const noexcept { return handle_; }
+  /// Blocks the host until all work queued on the stream has finished.
   void synchronize() const;
 
  private:
@@ -36,21 +40,27 @@ class Stream {
   bool owned_ = true;
 };
 
+/// A CUDA event (on host, a clock reading) for ordering streams and timing; move-only.
 class Event {
  public:
+  /// An event on device `d`.
   explicit Event(Device d);
+  /// Move-only; the destructor destroys the event.
   ~Event();
   Event(Event&& o) noexcept;
   Event& operator=(Event&& o) noexcept;
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
 
+  /// Records the event at the current end of stream `s`.
   void record(const Stream& s);
-  // Makes `s` wait (on the device, without blocking the host) until this event has happened.
+  /// Makes `s` wait (on the device, without blocking the host) until this event has happened.
   void wait_on(const Stream& s) const;
+  /// Blocks the host until the event has happened.
   void synchronize() const;
-  // Milliseconds from `start` to this event; both must have been recorded and completed.
+  /// Milliseconds from `start` to this event; both must have been recorded and completed.
   float elapsed_ms_since(const Event& start) const;
+  /// The device of the event.
   Device device() const noexcept { return device_; }
 
  private:
@@ -59,9 +69,10 @@ class Event {
   std::chrono::steady_clock::time_point host_time_{};
 };
 
-// Makes a device current for a scope and restores the previous one.
+/// Makes a device current for a scope and restores the previous one.
 class DeviceGuard {
  public:
+  /// Makes `d` current; the destructor restores the previous device. Non-copyable.
   explicit DeviceGuard(Device d);
   ~DeviceGuard();
   DeviceGuard(const DeviceGuard&) = delete;

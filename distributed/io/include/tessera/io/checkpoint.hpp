@@ -46,6 +46,7 @@ struct CheckpointField {
   std::vector<std::int64_t> chunks;  // Zarr chunk shape
 };
 
+/// Writes a checkpoint, replacing `dir` atomically at commit() (see above).
 class CheckpointWriter {
  public:
   /// Collective over `group`: rank 0 creates `dir`.tmp-<id> (and `dir`'s parents). `dir` must be
@@ -96,6 +97,7 @@ class CheckpointWriter {
   bool committed_ = false;
 };
 
+/// Reads a checkpoint, on any group, layouts and devices.
 class CheckpointReader {
  public:
   /// Collective over `group` (any ranks: not necessarily the writer's): rank 0 finds the

@@ -21,6 +21,7 @@
 
 namespace tessera::io {
 
+/// Chunk compression of a Zarr store.
 enum class Compressor { none, zlib };
 
 /// How save_zarr writes a store.

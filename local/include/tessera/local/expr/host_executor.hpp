@@ -5,6 +5,7 @@
 
 namespace tessera::local {
 inline namespace TESSERA_EXPR_NS {
+/// Evaluates bound expression `e` into host array `dst`: one flat loop if `linear`, else row by row.
 template <class T, int R, class E>
 void eval_host(const Array<T, R>& dst, const E& e, bool linear) {
   using D = dev_t<T>;

@@ -32,8 +32,9 @@ namespace detail {
 void note_kernel_launch() noexcept;
 int multiprocessor_count(int device);
 }  // namespace detail
+/// Kernels launched so far by the library and by expressions (tests read it).
 long long kernel_launch_count() noexcept;
-// The common device of two operands; DeviceMismatch naming both if they differ.
+/// The common device of two operands; DeviceMismatch naming both if they differ.
 std::optional<Device> merge_devices(std::optional<Device> a, std::optional<Device> b, const char* op);
 
 // Under nvcc the device-side element type of std::complex is cuda::std::complex (its operations run
@@ -307,6 +308,8 @@ template <class X> concept Operand = ArrayLike<X> || Expr<X>;
 template <class X, class Y> concept BinaryOperands =
     (Operand<X> && (Operand<Y> || ScalarLike<Y>)) || (ScalarLike<X> && Operand<Y>);
 
+/// Elementwise arithmetic, comparison, logical, minimum/maximum and pow of arrays, expressions and
+/// scalars (lazy; size-1 dimensions broadcast).
 #define TESSERA_BINARY_FN(FN, OP) \
   template <class X, class Y> requires BinaryOperands<X, Y> auto FN(const X& x, const Y& y) { return make_binary<OP>(x, y); }
 TESSERA_BINARY_FN(operator+, AddOp)
@@ -328,6 +331,7 @@ TESSERA_BINARY_FN(maximum, MaxOp)
 TESSERA_BINARY_FN(pow, PowOp)
 #undef TESSERA_BINARY_FN
 
+/// Elementwise negation, logical not, math functions and real/imag/conj of an array or expression (lazy).
 #define TESSERA_UNARY_FN(FN, OP) \
   template <class X> requires Operand<X> auto FN(const X& x) { return make_unary<OP>(x); }
 TESSERA_UNARY_FN(operator-, NegOp)
@@ -346,9 +350,11 @@ TESSERA_UNARY_FN(imag, ImagOp)
 TESSERA_UNARY_FN(conj, ConjOp)
 #undef TESSERA_UNARY_FN
 
+/// Elementwise conversion to element type U (complex -> real keeps the real part; lazy).
 template <class U, class X> requires Operand<X>
 auto cast(const X& x) { return make_unary<CastOp<U>>(x); }
 
+/// Elementwise choice: `a` where `c` is true, else `b` (lazy; scalars take the other branch's type).
 template <class C, class A, class B> requires Operand<C>
 auto where(const C& c, const A& a, const B& b) {
   auto ec = as_expr(c);
