@@ -1,5 +1,6 @@
 // The host device runtime: there is one host stream, always idle (work runs when called), so
 // streams and events are null handles; memory is 64-byte aligned.
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
