@@ -67,14 +67,21 @@ template <class U, class T, int R> void cast(const Array<U, R>& out, const Array
 }
 
 /// Copies elements between any two devices (host<->GPU, GPU<->GPU peer); shapes must match.
-/// Strided layouts are handled by a copy kernel; returns when host memory involved is ready.
+/// Contiguous arrays move by one memcpy; strided layouts by a copy kernel; returns when host
+/// memory involved is ready.
 template <class T, int R>
 void copy(const Array<T, R>& dst, const Array<T, R>& src) {
   if (dst.shape() != src.shape())
     throw ShapeMismatch("shape mismatch in copy: " + shape_str(dst.shape()) + " vs " + shape_str(src.shape()),
                         dst.device());
-  if (dst.device() == src.device()) return detail::copy6(detail::widen(dst), detail::widen(src));
   const auto bytes = static_cast<std::size_t>(src.size()) * sizeof(T);
+  if (dst.device() == src.device()) {
+    // Contiguous on one GPU: one cudaMemcpyAsync, at the device's copy roofline.
+    if (dst.device().is_cuda() && dst.is_contiguous() && src.is_contiguous())
+      return tessera::detail::memcpy_any(dst.data(), dst.device(), src.data(), src.device(), bytes,
+                                         Stream::default_for(dst.device()));
+    return detail::copy6(detail::widen(dst), detail::widen(src));
+  }
   if (dst.is_contiguous() && src.is_contiguous()) {
     const Device on = src.device().is_cuda() ? src.device() : dst.device();
     return tessera::detail::memcpy_any(dst.data(), dst.device(), src.data(), src.device(), bytes,
