@@ -41,7 +41,7 @@ TEST(Settings, Defaults) {
   EXPECT_EQ(s.fft_chunks_for(true), 4);
   EXPECT_EQ(s.exchange_chunk_mib, 16);
   EXPECT_EQ(s.copy_blocks_per_sm, 2);
-  EXPECT_FALSE(s.mpiio_collective);
+  EXPECT_FALSE(s.mpiio_collective.has_value());  // chosen by the MPI
   EXPECT_EQ(s.launcher_rank, -1);
 }
 
@@ -71,7 +71,8 @@ TEST(Settings, ReadsEveryVariable) {
   EXPECT_EQ(s.exchange_chunk_mib, 0);
   EXPECT_EQ(s.copy_blocks_per_sm, 4);
   EXPECT_TRUE(s.copy_engine);
-  EXPECT_TRUE(s.mpiio_collective);
+  EXPECT_EQ(s.mpiio_collective, std::optional<bool>(true));
+  EXPECT_EQ(from({{"TESSERA_MPIIO_COLLECTIVE", "0"}}).mpiio_collective, std::optional<bool>(false));
   EXPECT_EQ(s.launcher_rank, 5);
   for (const char* name : {"TESSERA_DEVICE=cuda:1", "TESSERA_NCCL=0", "TESSERA_EXCHANGE_CHUNKS=3", "TESSERA_FFT_CHUNKS=8"})
     EXPECT_NE(s.str().find(name), std::string::npos) << name << " missing from\n" << s.str();

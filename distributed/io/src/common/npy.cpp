@@ -28,11 +28,12 @@ using detail::index_t;
 // Open MPI 4.1's OMPIO corrupts write_all (zeros in other ranks' data, about every other run at
 // 3-4 ranks) unless one fcoll component is forced by hand; it apparently picks the collective
 // algorithm per rank from that rank's own view. ROMIO and independent I/O on the same views are
-// right every time, so with Open MPI 4 every rank does independent I/O in the same rounds unless
-// TESSERA_MPIIO_COLLECTIVE=1 (settings().mpiio_collective; e.g. with --mca io romio321).
+// right every time, so with Open MPI 4 every rank does independent I/O in the same rounds.
+// TESSERA_MPIIO_COLLECTIVE=1 (e.g. with --mca io romio321) or =0 overrides the choice.
 bool collective_io() {
+  if (const auto forced = settings().mpiio_collective) return *forced;
 #if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
-  return settings().mpiio_collective;
+  return false;
 #else
   return true;
 #endif

@@ -35,8 +35,9 @@ struct Settings {
   int copy_blocks_per_sm = 2;
   // TESSERA_COPY_ENGINE=1: packing by cudaMemcpy2DAsync (copy engines) instead of a kernel.
   bool copy_engine = false;
-  // TESSERA_MPIIO_COLLECTIVE=1: collective MPI-IO calls for .npy (see the README).
-  bool mpiio_collective = false;
+  // TESSERA_MPIIO_COLLECTIVE=1 / =0: collective / independent MPI-IO calls for .npy; unset: chosen
+  // by the MPI (independent under Open MPI 4, see the README).
+  std::optional<bool> mpiio_collective;
   // The launcher's rank (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID), -1 if none:
   // error messages use it before MPI is up.
   int launcher_rank = -1;

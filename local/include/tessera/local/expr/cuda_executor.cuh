@@ -53,8 +53,11 @@ void eval_cuda(const Array<T, R>& dst, const E& b, bool linear) {
   constexpr int threads = 256;
   using D = dev_t<T>;
   if (linear) {
+    // One pass over the data (no grid-stride loop at all below 2^40 elements): measured on an
+    // H200 at 2^28, 4410 vs 3990 GB/s (f32) and 4440 vs 4225 (f64) against a grid of 16 blocks
+    // per SM that loops.
     const index_t want = (n + threads * 4 - 1) / (threads * 4);
-    const int blocks = static_cast<int>(std::min<index_t>(want, static_cast<index_t>(sms) * 16));
+    const int blocks = static_cast<int>(std::min<index_t>(want, index_t(1) << 30));
     eval_linear_kernel<<<blocks, threads, 0, stream>>>(reinterpret_cast<D*>(dst.data()), b, n);
   } else {
     const index_t want = (n + threads - 1) / threads;
