@@ -57,7 +57,7 @@ TYPED_TEST(ContextTest, ResourcesEndNewestFirstWithTheContext) {
     auto& a = ctx.resource<First>([&] { return std::make_shared<First>(&log, 1); });
     auto& b = ctx.resource<Second>([&] { return std::make_shared<Second>(&log, 2); });
     EXPECT_EQ(&a, &ctx.resource<First>([&]() -> std::shared_ptr<First> { ADD_FAILURE() << "made twice"; return nullptr; }));
-    EXPECT_EQ(ctx.find_resource<Second>(), &b);
+    EXPECT_EQ(&b, &ctx.resource<Second>([&]() -> std::shared_ptr<Second> { ADD_FAILURE() << "made twice"; return nullptr; }));
     EXPECT_TRUE(log.empty());
   }
   EXPECT_EQ(log, (std::vector<int>{2, 1}));

@@ -10,6 +10,7 @@
 #include "tessera/distributed/halo.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -172,7 +173,7 @@ struct Entry {
   Plan<R> plan;
   local::Array<T, 1> send_buf, recv_buf;
   Event array_ready, packed, arrived, unpacked;
-  bool busy = false;
+  std::atomic<bool> busy{false};  // set under the cache's lock; cleared by release() without it
 
   Entry(const Layout<R>& l, Device d)
       : layout(l), device(d), plan(make_plan(l)),
@@ -220,13 +221,11 @@ std::shared_ptr<Entry<T, R>> acquire(const Layout<R>& l, Device d) {
   return e;
 }
 
+// Ends an exchange: the entry may serve the next one. Needs neither the cache nor its Context, so
+// a HaloExchange ended in another Context (or after its own ended) still releases its entry.
 template <class T, int R>
 void release(Entry<T, R>& e) {
-  // The Context (and the cache) may have ended first, when a HaloExchange outlives the Runtime.
-  auto* c = Context::current().find_resource<Cache<T, R>>();
-  if (!c) return;
-  std::lock_guard<std::mutex> lock(c->mu);
-  e.busy = false;
+  e.busy.store(false);
 }
 
 }  // namespace

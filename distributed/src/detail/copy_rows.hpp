@@ -5,7 +5,7 @@
 #pragma once
 #include <cstddef>
 
-#include "../detail/kernels.hpp"
+#include "kernels.hpp"
 #include "tessera/local/basic_ops.hpp"
 
 namespace tessera::distributed::detail {

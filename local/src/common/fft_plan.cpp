@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "../detail/fft_dims.hpp"
 #include "tessera/local/context.hpp"
 #include "tessera/local/error.hpp"
 #include "tessera/local/memory.hpp"
@@ -16,7 +17,8 @@
 namespace tessera::local::fft {
 namespace {
 
-using Dims = std::array<long long, 3>;
+using detail::Dims;
+using detail::product;
 
 // Builds messages by streaming (also sidesteps GCC 12's false -Wrestrict on "lit" + string&&).
 template <class... A>
@@ -48,12 +50,6 @@ Dims side_dims(const PlanDesc& d, bool real) {
   Dims m = d.n;
   if (d.kind != Kind::c2c && !real) m[d.rank - 1] = m[d.rank - 1] / 2 + 1;
   return m;
-}
-
-long long product(const Dims& a, int from, int to) {
-  long long p = 1;
-  for (int i = from; i < to; ++i) p *= a[i];
-  return p;
 }
 
 bool all_zero(const Dims& a) { return a == Dims{}; }

@@ -82,11 +82,11 @@ Buffer& Buffer::operator=(Buffer&& o) noexcept {
 }
 
 PinnedBuffer::PinnedBuffer(std::size_t bytes) : bytes_(bytes), pinned_(detail::pinning_available()) {
-  data_ = rt(pinned_ ? Device::cuda(0) : Device::host()).allocate_pinned(bytes);
+  data_ = detail::device_runtime(pinned_ ? DeviceKind::cuda : DeviceKind::host).allocate_pinned(bytes);
 }
 
 PinnedBuffer::~PinnedBuffer() {
-  if (data_) rt(pinned_ ? Device::cuda(0) : Device::host()).free_pinned(data_);
+  if (data_) detail::device_runtime(pinned_ ? DeviceKind::cuda : DeviceKind::host).free_pinned(data_);
 }
 
 PinnedBuffer::PinnedBuffer(PinnedBuffer&& o) noexcept

@@ -6,19 +6,12 @@
 #include <mutex>
 #include <utility>
 
+#include "../detail/fft_dims.hpp"
 #include "tessera/local/error.hpp"
 #include "tessera/local/fft_plan.hpp"
 #include "tessera/local/memory.hpp"
 
 namespace tessera::local::fft {
-namespace {
-using Dims = std::array<long long, 3>;
-long long product(const Dims& a, int from, int to) {
-  long long p = 1;
-  for (int i = from; i < to; ++i) p *= a[i];
-  return p;
-}
-}  // namespace
 namespace detail {
 namespace {
 

@@ -55,14 +55,6 @@ class Context {
     resources_.emplace_back(std::type_index(typeid(R)), r);
     return *r;
   }
-  /// The resource of type R if it was made, else null.
-  template <class R>
-  R* find_resource() {
-    std::lock_guard<std::recursive_mutex> lock(mu_);
-    for (auto& [type, ptr] : resources_)
-      if (type == std::type_index(typeid(R))) return static_cast<R*>(ptr.get());
-    return nullptr;
-  }
   /// Waits for every stream of this context.
   void synchronize();
   /// Releases every resource now (newest first); the streams stay. Runtime calls this before it
