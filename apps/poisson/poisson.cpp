@@ -1,5 +1,7 @@
 // poisson: lap(u) = f on the 2*pi-periodic box by the distributed FFT: u_hat = -f_hat / |k|^2
-// (R2C forward, one fused multiply, C2R backward), the k = 0 mode set to 0 (zero-mean u).
+// (R2C forward, C2R backward), the k = 0 mode set to 0 (zero-mean u). By default the -1/|k|^2
+// rides on the forward FFT's stores and 1/N on the backward's (fft::Spectral: no pass of their
+// own); --variant kernel multiplies by a precomputed array in a fused kernel instead.
 // Manufactured solution u = sin(x) cos(2y) sin(3z) + cos(4x - 2y + z) / 2, so
 // f = -14 sin(x) cos(2y) sin(3z) - 21/2 cos(4x - 2y + z); the spectral solve is exact up to
 // round-off, so the max error says whether the transforms and wavenumbers are right.
@@ -33,6 +35,7 @@ struct Options {
   int iters = 5;
   double tol = 0;
   bool check = false;
+  std::string variant = "spectral";
 };
 
 template <class T>
@@ -72,20 +75,25 @@ int run(tessera::Runtime& rt, const Options& o) {
     return -14 * ::sin(x) * ::cos(2 * y) * ::sin(3 * z) - 10.5 * ::cos(4 * x - 2 * y + z);
   });
 
-  // -1/|k|^2 on the spectral layout; spacing 1/n makes fftfreq return integer wavenumbers, which on
-  // the 2*pi box are the angular ones. The last axis holds rfftfreq of the real size.
-  const auto kx = fft::fftfreq<T, 3>(out, 0, d, 1.0 / n[0]);
-  const auto ky = fft::fftfreq<T, 3>(out, 1, d, 1.0 / n[1]);
-  const auto kz = fft::fftfreq<T, 3>(out, 2, d, 1.0 / n[2], n[2]);
-  td::Array<T, 3> mult(out.with_halo({}), d);
-  mult = td::map(
-      [](const auto& a, const auto& b, const auto& c) {
-        const auto k2 = a * a + b * b + c * c;
-        return tessera::local::where(k2 > T(0), T(-1) / k2, T(0));
-      },
-      kx, ky, kz);
+  // --variant kernel: -1/|k|^2 on the spectral layout; spacing 1/n makes fftfreq return integer
+  // wavenumbers, which on the 2*pi box are the angular ones. The last axis holds rfftfreq.
+  const bool spectral = o.variant == "spectral";
+  td::Array<T, 3> mult;
+  if (!spectral) {
+    const auto kx = fft::fftfreq<T, 3>(out, 0, d, 1.0 / n[0]);
+    const auto ky = fft::fftfreq<T, 3>(out, 1, d, 1.0 / n[1]);
+    const auto kz = fft::fftfreq<T, 3>(out, 2, d, 1.0 / n[2], n[2]);
+    mult = td::Array<T, 3>(out.with_halo({}), d);
+    mult = td::map(
+        [](const auto& a, const auto& b, const auto& c) {
+          const auto k2 = a * a + b * b + c * c;
+          return tessera::local::where(k2 > T(0), T(-1) / k2, T(0));
+        },
+        kx, ky, kz);
+  }
 
   auto solve = [&] {
+    if (spectral) return plan->backward(plan->forward(f, fft::Norm::backward, {fft::Spectral::Kind::inverse_laplacian}));
     auto F = plan->forward(f);
     F = F * mult;  // one fused kernel per rank
     return plan->backward(F);
@@ -105,9 +113,9 @@ int run(tessera::Runtime& rt, const Options& o) {
   if (root) {
     const double N = double(n[0]) * n[1] * n[2];
     const auto& g = grid.dims();
-    std::printf("poisson: %lldx%lldx%lld %s on %d ranks (%s, grid %s), %s\n", (long long)n[0], (long long)n[1],
-                (long long)n[2], o.dtype.c_str(), p, slabs ? "slabs" : "pencils",
-                (std::to_string(g[0]) + (slabs ? "" : "x" + std::to_string(g[1]))).c_str(),
+    std::printf("poisson: %lldx%lldx%lld %s on %d ranks (%s, grid %s, %s multiply), %s\n", (long long)n[0],
+                (long long)n[1], (long long)n[2], o.dtype.c_str(), p, slabs ? "slabs" : "pencils",
+                (std::to_string(g[0]) + (slabs ? "" : "x" + std::to_string(g[1]))).c_str(), o.variant.c_str(),
                 tessera::device_description(d).c_str());
     if (med > 0)
       std::printf("poisson: %.3f ms per solve (median of %d), %.3e cells/s, FFTs %.1f GFlop/s\n", med, o.iters,
@@ -130,6 +138,8 @@ int main(int argc, char** argv) {
       ("device", po::value(&o.device)->default_value(o.device), "auto, host or cuda")
       ("dtype", po::value(&o.dtype)->default_value(o.dtype), "double or float")
       ("iters", po::value(&o.iters)->default_value(o.iters), "timed solves (after one warm-up)")
+      ("variant", po::value(&o.variant)->default_value(o.variant),
+       "spectral (-1/|k|^2 on the FFT's stores) or kernel (a multiply kernel between the FFTs)")
       ("check", po::bool_switch(&o.check), "exit 1 unless the max error is within tolerance")
       ("tol", po::value(&o.tol)->default_value(0), "error tolerance (0: 1e-10 double, 1e-4 float)");
   po::variables_map vm;
@@ -143,6 +153,8 @@ int main(int argc, char** argv) {
     o.n = apps::parse_shape3(o.n_text, 10);  // wavenumbers up to 4 stay below Nyquist
     apps::check_dtype(o.dtype);
     if (o.iters < 0) throw tessera::InvalidArgument("--iters must be >= 0");
+    if (o.variant != "spectral" && o.variant != "kernel")
+      throw tessera::InvalidArgument("--variant '" + o.variant + "': spectral or kernel");
     return o.dtype == "float" ? run<float>(rt, o) : run<double>(rt, o);
   } catch (const po::error& e) {
     if (rt.rank() == 0) std::fprintf(stderr, "poisson: %s (poisson --help)\n", e.what());

@@ -102,7 +102,8 @@ std::vector<T> download(const void* src, Device dev, std::size_t n) {
 // Runs the cached plan of `desc` on logical input x (batch x side dims) and returns the logical
 // output. Gaps in the input are NaN, so reading them shows; an out-of-place input must survive.
 template <class R>
-std::vector<cld> run(const PlanDesc& desc, Direction dir, const std::vector<cld>& x, bool own_work) {
+std::vector<cld> run(const PlanDesc& desc, Direction dir, const std::vector<cld>& x, bool own_work,
+                     const fft::StoreMultiply* mult = nullptr) {
   const auto plan = fft::get_plan(desc);
   const PlanDesc& d = plan->desc();
   const Device dev = d.device;
@@ -120,7 +121,9 @@ std::vector<cld> run(const PlanDesc& desc, Direction dir, const std::vector<cld>
   Buffer work(own_work ? plan->work_bytes() : 0, dev);
   upload(bin.data(), dev, in);
   void* out = d.in_place ? bin.data() : bout.data();
-  plan->execute(bin.data(), out, dir, tessera::Stream::default_for(dev), own_work ? work.data() : nullptr);
+  const auto& stream = tessera::Stream::default_for(dev);
+  if (mult) plan->execute(bin.data(), out, dir, stream, *mult, own_work ? work.data() : nullptr);
+  else plan->execute(bin.data(), out, dir, stream, own_work ? work.data() : nullptr);
   const auto res = download<R>(out, dev, ob / sizeof(R));
   if (!d.in_place && d.preserve_input) {
     const auto after = download<R>(bin.data(), dev, in.size());
@@ -217,6 +220,82 @@ TYPED_TEST(FftPlan, BatchedStridedLayouts) {
   e.kind = Kind::r2c;
   e.onembed = {6, 3, 0};
   check_both(e, Direction::forward);
+}
+
+// A store-multiplying plan: each output element times the factor of its position, against the
+// same transform without; strided, padded, in-place and real outputs, scale and spectral factors.
+TYPED_TEST(FftPlan, StoreMultiplyScalesEveryOutputElement) {
+  const Device dev = this->device();
+  std::mt19937 gen(7);
+  std::uniform_real_distribution<double> u(-1, 1);
+  auto compare = [&](PlanDesc d, Direction dir, const fft::StoreMultiply& m, auto factor) {
+    d = fft::normalize(d);
+    const long long mi = count(d, side(d, true)) * d.batch;
+    std::vector<cld> x(mi);
+    for (auto& v : x) v = cld(u(gen), d.kind == Kind::r2c ? 0.0 : u(gen));
+    PlanDesc dm = d;
+    dm.store_multiply = true;
+    const bool sp = d.precision == Precision::single;
+    const auto plain = sp ? run<float>(d, dir, x, false) : run<double>(d, dir, x, false);
+    const auto got = sp ? run<float>(dm, dir, x, false, &m) : run<double>(dm, dir, x, false, &m);
+    const long long mo = count(d, side(d, false));
+    std::vector<cld> want(plain.size());
+    for (long long b = 0; b < d.batch; ++b)
+      for (long long j = 0; j < mo; ++j)
+        want[b * mo + j] = plain[b * mo + j] * static_cast<long double>(factor(offset(d, false, b, j)));
+    EXPECT_LE(rel_err(got, want), sp ? 1e-6 : 1e-14) << fft::to_string(dm);
+  };
+  fft::StoreMultiply half;
+  half.scale = 0.5;
+  auto c = fft::make_desc(dev, Kind::c2c, Precision::double_, {9}, 4);
+  c.istride = c.ostride = 4;
+  c.idist = c.odist = 1;
+  compare(c, Direction::backward, half, [](long long) { return 0.5; });
+  compare(fft::make_desc(dev, Kind::c2r, Precision::single, {6, 7}, 2), Direction::backward, half,
+          [](long long) { return 0.5; });
+  compare(fft::make_desc(dev, Kind::c2c, Precision::single, {5, 4}, 1, true), Direction::forward, half,
+          [](long long) { return 0.5; });
+  // -|k|^2 on a 2-D r2c output [6][4] (n = 6x7) that is block rows 2..7 of a global 10x7 spectrum.
+  fft::StoreMultiply lap;
+  lap.scale = 2;
+  lap.spectral = fft::StoreMultiply::Spectral::laplacian;
+  lap.dims = 2;
+  lap.block = {6, 4, 0, 0};
+  lap.lo = {2, 0, 0, 0};
+  lap.n = {10, 7, 0, 0};
+  lap.half = {false, true, false, false};
+  lap.k = {1.5, 0.5, 0, 0};
+  compare(fft::make_desc(dev, Kind::r2c, Precision::double_, {6, 7}), Direction::forward, lap, [](long long o) {
+    long long i = 2 + o / 4, j = o % 4;
+    if (i >= 5) i -= 10;
+    return -2 * ((1.5 * i) * (1.5 * i) + (0.5 * j) * (0.5 * j));
+  });
+  // -1/|k|^2 with 0 at k = 0, an offset into the block, and a leading axis without frequency.
+  fft::StoreMultiply inv;
+  inv.spectral = fft::StoreMultiply::Spectral::inverse_laplacian;
+  inv.dims = 2;
+  inv.block = {3, 8, 0, 0};
+  inv.n = {0, 8, 0, 0};
+  inv.k = {0, 1, 0, 0};
+  inv.offset = 8;
+  compare(fft::make_desc(dev, Kind::c2c, Precision::double_, {8}, 2), Direction::forward, inv, [](long long o) {
+    long long j = (8 + o) % 8;
+    if (j >= 4) j -= 8;
+    return j == 0 ? 0.0 : -1.0 / (j * j);
+  });
+  fft::StoreMultiply bad;
+  bad.spectral = fft::StoreMultiply::Spectral::laplacian;  // dims 0: no positions to take k from
+  auto plan = fft::get_plan([&] {
+    auto d = fft::make_desc(dev, Kind::c2c, Precision::double_, {8});
+    d.store_multiply = true;
+    return d;
+  }());
+  Buffer a(8 * 16, dev), b(8 * 16, dev);
+  EXPECT_THROW(plan->execute(a.data(), b.data(), Direction::forward, tessera::Stream::default_for(dev), bad),
+               tessera::InvalidArgument);
+  auto plain = fft::get_plan(fft::make_desc(dev, Kind::c2c, Precision::double_, {8}));
+  EXPECT_THROW(plain->execute(a.data(), b.data(), Direction::forward, tessera::Stream::default_for(dev), half),
+               tessera::InvalidArgument);
 }
 
 TYPED_TEST(FftPlan, InPlaceRealTransformsRoundTrip) {

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <numbers>
+#include <optional>
 #include <string>
 #include <typeinfo>
 
@@ -42,7 +44,8 @@ index_t prod(const Index<R>& m, int from, int to) {  // m[from..to), 1 when empt
 // [a, b) along axis c (c < 0: everything). Plans come from the local cache.
 template <class I, class O, int R>
 void local_pass(const I* in, O* out, const Index<R>& mi, const Index<R>& mo, const Index<R>& m, int s0, int s1, int c,
-                index_t a, index_t b, lf::Kind kind, lf::Direction dir, bool preserve, Device d, const Stream& st) {
+                index_t a, index_t b, lf::Kind kind, lf::Direction dir, bool preserve, Device d, const Stream& st,
+                const lf::StoreMultiply* mult) {
   if (local::shape_size(m) == 0 || (c >= 0 && a >= b)) return;
   lf::PlanDesc p;
   p.device = d;
@@ -52,6 +55,7 @@ void local_pass(const I* in, O* out, const Index<R>& mi, const Index<R>& mo, con
   for (int k = 0; k < p.rank; ++k) p.n[k] = m[s0 + k];
   p.in_place = static_cast<const void*>(in) == static_cast<const void*>(out);
   p.preserve_input = preserve;
+  p.store_multiply = mult != nullptr;
   const index_t inner = prod<R>(m, s1 + 1, R);
   const index_t ti = prod<R>(mi, s0, R), to = prod<R>(mo, s0, R);
   auto exec = [&](index_t batch, index_t in_off, index_t out_off) {
@@ -62,16 +66,24 @@ void local_pass(const I* in, O* out, const Index<R>& mi, const Index<R>& mo, con
     // the default stream, as the local copies are).
     constexpr std::size_t A = 2 * sizeof(typename RealOf<O>::type);
     auto odd = [](const void* q) { return reinterpret_cast<std::uintptr_t>(q) % A != 0; };
+    // The multiply's positions are the block's, wherever the output lands first.
+    auto run = [&](const void* i, void* o) {
+      const auto plan = lf::get_plan(p);
+      if (!mult) return plan->execute(i, o, dir, st);
+      lf::StoreMultiply m = *mult;
+      m.offset = out_off;
+      plan->execute(i, o, dir, st, m);
+    };
     if (d.is_cuda() && kind == lf::Kind::r2c && odd(in + in_off)) {
       local::Array<I, 1> tmp(Index<1>{batch * ti}, d);
       local::copy(tmp, local::Array<I, 1>::view(const_cast<I*>(in) + in_off, Index<1>{batch * ti}, d));
-      lf::get_plan(p)->execute(tmp.data(), out + out_off, dir, st);
+      run(tmp.data(), out + out_off);
     } else if (d.is_cuda() && kind == lf::Kind::c2r && odd(out + out_off)) {
       local::Array<O, 1> tmp(Index<1>{batch * to}, d);
-      lf::get_plan(p)->execute(in + in_off, tmp.data(), dir, st);
+      run(in + in_off, tmp.data());
       local::copy(local::Array<O, 1>::view(out + out_off, Index<1>{batch * to}, d), tmp);
     } else {
-      lf::get_plan(p)->execute(in + in_off, out + out_off, dir, st);
+      run(in + in_off, out + out_off);
     }
   };
   if (inner == 1) {  // packed transforms; the restriction is on an outer axis
@@ -217,28 +229,30 @@ struct detail::Engine {
   template <class I, class O>
   void pass(const Stage& st, const std::vector<const I*>& src, const local::Array<O, R + 1>& dst, lf::Kind kind,
             lf::Direction dir, bool preserve, index_t f0, index_t f1, int c, index_t a, index_t b,
-            const Stream& s) const {
+            const Stream& s, const lf::StoreMultiply* mult = nullptr) const {
     Index<R> mi = block(st.layout), mo = mi, m = mi;
     if (kind == lf::Kind::r2c) mi[R - 1] = m[R - 1] = block(first)[R - 1];
     if (kind == lf::Kind::c2r) mo[R - 1] = m[R - 1] = block(first)[R - 1];
     const index_t per = local::shape_size(mo);
     for (index_t f = f0; f < f1; ++f)
-      local_pass<I, O, R>(src[f], dst.data() + f * per, mi, mo, m, st.s0, st.s1, c, a, b, kind, dir, preserve, dev, s);
+      local_pass<I, O, R>(src[f], dst.data() + f * per, mi, mo, m, st.s0, st.s1, c, a, b, kind, dir, preserve, dev, s,
+                          mult);
   }
 
   // Runs stage i's FFT as the producer of the exchange to stage `next` (or alone when next < 0).
   template <class I>
   local::Array<Out, R + 1> step(int i, int next, const std::vector<const I*>& src, local::Array<Out, R + 1> cur,
-                                index_t fields, lf::Kind kind, lf::Direction dir, bool preserve) const {
+                                index_t fields, lf::Kind kind, lf::Direction dir, bool preserve,
+                                const lf::StoreMultiply* mult = nullptr) const {
     const Stage& st = stages[i];
     const Stream& work = Stream::default_for(dev);
     const int c = chunk_axis(st, fields);
     auto produce = [&](int s, int k, const Stream& on) {
       if (c == 0) {
-        pass<I, Out>(st, src, cur, kind, dir, preserve, fields * s / k, fields * (s + 1) / k, -1, 0, 0, on);
+        pass<I, Out>(st, src, cur, kind, dir, preserve, fields * s / k, fields * (s + 1) / k, -1, 0, 0, on, mult);
       } else {
         const index_t e = block(st.layout)[c - 1];
-        pass<I, Out>(st, src, cur, kind, dir, preserve, 0, fields, c - 1, e * s / k, e * (s + 1) / k, on);
+        pass<I, Out>(st, src, cur, kind, dir, preserve, 0, fields, c - 1, e * s / k, e * (s + 1) / k, on, mult);
       }
     };
     if (next < 0) {
@@ -252,14 +266,23 @@ struct detail::Engine {
     return nxt;
   }
 
-  // a *= f in one pass (a is a contiguous work buffer of complex or real values).
-  template <class T>
-  void scale(const local::Array<T, R + 1>& a, double f) const {
-    using Re = typename RealOf<T>::type;
-    if (f == 1.0 || a.size() == 0) return;
-    Re* p = reinterpret_cast<Re*>(a.data());
-    const std::size_t n = static_cast<std::size_t>(a.size()) * (sizeof(T) / sizeof(Re));
-    distributed::detail::scale_kernel<Re>(p, n, f, Stream::default_for(dev));
+  // What the last local pass multiplies its stores by (normalization, a spectral factor), or
+  // nothing: stage `st`'s output block, in the global spectrum. No pass of its own.
+  std::optional<lf::StoreMultiply> multiply(const Stage& st, double f, const Spectral& sp) const {
+    if (f == 1.0 && sp.kind == Spectral::Kind::none) return std::nullopt;
+    lf::StoreMultiply m;
+    m.scale = f;
+    m.spectral = static_cast<lf::StoreMultiply::Spectral>(static_cast<int>(sp.kind));
+    m.dims = R;
+    const auto box = st.layout.local_box();
+    for (int a = 0; a < R; ++a) {
+      m.block[a] = std::max<index_t>(1, box.shape()[a]);
+      m.lo[a] = box.lo[a];
+      m.n[a] = n[a];
+      m.half[a] = real_input && a == R - 1;
+      m.k[a] = 2 * std::numbers::pi / sp.lengths[a];
+    }
+    return m;
   }
   double factor(Norm norm, bool forward) const {
     if (norm == Norm::ortho) return 1.0 / std::sqrt(count());
@@ -274,10 +297,12 @@ struct detail::Engine {
     return v;
   }
 
-  std::vector<Array<Out, R>> forward(const std::vector<Array<In, R>>& xs, Norm norm, bool in_place) const {
+  std::vector<Array<Out, R>> forward(const std::vector<Array<In, R>>& xs, Norm norm, bool in_place,
+                                     const Spectral& sp = {}) const {
     const index_t F = static_cast<index_t>(xs.size());
     const auto agreed = distributed::check_call<In, R>("fft forward", in, dev, "x", xs[0].layout(), "norm", norm,
-                                                       "fields", F, "in_place", in_place);
+                                                       "fields", F, "in_place", in_place, "spectral",
+                                                       static_cast<int>(sp.kind));
     auto src = blocks_of(xs, first, "forward");
     std::vector<const In*> ptr;
     for (const auto& b : src) ptr.push_back(b.data());
@@ -288,13 +313,14 @@ struct detail::Engine {
     }
     if (!cur.data() || cur.size() == 0) cur = local::Array<Out, R + 1>(batched<R + 1>(F, block(stages[0].layout)), dev);
     const int S = static_cast<int>(stages.size());
-    cur = step<In>(0, S > 1 ? 1 : -1, ptr, cur, F, kind, lf::Direction::forward, true);
+    const auto mult = multiply(stages.back(), factor(norm, true), sp);  // the last pass's stores
+    auto last = [&](int i) { return i + 1 == S && mult ? &*mult : nullptr; };
+    cur = step<In>(0, S > 1 ? 1 : -1, ptr, cur, F, kind, lf::Direction::forward, true, last(0));
     for (int i = 1; i < S; ++i) {
       std::vector<const Out*> p;
       for (index_t f = 0; f < F; ++f) p.push_back(cur.data() + f * local::shape_size(block(stages[i].layout)));
-      cur = step<Out>(i, i + 1 < S ? i + 1 : -1, p, cur, F, lf::Kind::c2c, lf::Direction::forward, false);
+      cur = step<Out>(i, i + 1 < S ? i + 1 : -1, p, cur, F, lf::Kind::c2c, lf::Direction::forward, false, last(i));
     }
-    scale(cur, factor(norm, true));
     auto ys = unbatch(cur, out());
     if (opt.same_layout_output) {
       const Layout<R> back(in.grid(), out().global_shape(), in.split());
@@ -320,15 +346,16 @@ struct detail::Engine {
       for (index_t f = 0; f < F; ++f) p.push_back(cur.data() + f * local::shape_size(block(stages[i - 1].layout)));
     }
     local::Array<In, R + 1> res;
+    const auto mult = multiply(stages[0], factor(norm, false), {});  // the last pass's stores
+    const lf::StoreMultiply* m = mult ? &*mult : nullptr;
     if constexpr (real_input) {  // c2r: keep the caller's array when it is the source
       res = local::Array<In, R + 1>(batched<R + 1>(F, block(first)), dev);
       Stage st = stages[0];
       const auto& work = Stream::default_for(dev);
-      pass<Out, In>(st, p, res, lf::Kind::c2r, lf::Direction::backward, S == 1 && !in_place, 0, F, -1, 0, 0, work);
+      pass<Out, In>(st, p, res, lf::Kind::c2r, lf::Direction::backward, S == 1 && !in_place, 0, F, -1, 0, 0, work, m);
     } else {
-      res = step<Out>(0, -1, p, cur, F, lf::Kind::c2c, lf::Direction::backward, false);
+      res = step<Out>(0, -1, p, cur, F, lf::Kind::c2c, lf::Direction::backward, false, m);
     }
-    scale(res, factor(norm, false));
     return unbatch(res, first);
   }
 };
@@ -347,6 +374,11 @@ template <class In, int R> Device Plan<In, R>::device() const { return engine_->
 template <class In, int R>
 Array<typename Plan<In, R>::Out, R> Plan<In, R>::forward(const Array<In, R>& x, Norm norm) const {
   return engine_->forward({x}, norm, false)[0];
+}
+template <class In, int R>
+Array<typename Plan<In, R>::Out, R> Plan<In, R>::forward(const Array<In, R>& x, Norm norm,
+                                                         const Spectral& multiply) const {
+  return engine_->forward({x}, norm, false, multiply)[0];
 }
 template <class In, int R>
 Array<In, R> Plan<In, R>::backward(const Array<Out, R>& y, Norm norm) const {

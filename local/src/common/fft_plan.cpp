@@ -172,7 +172,8 @@ std::string to_string(const PlanDesc& d) {
   os << name(d.kind) << (d.precision == Precision::single ? " single " : " double ") << str(d.n, r)
      << " batch " << d.batch << " in" << str(d.inembed, r) << "/" << d.istride << "/" << d.idist
      << " out" << str(d.onembed, r) << "/" << d.ostride << "/" << d.odist
-     << (d.in_place ? " in-place" : "") << (d.preserve_input ? "" : " destroy-input") << " on "
+     << (d.in_place ? " in-place" : "") << (d.preserve_input ? "" : " destroy-input")
+     << (d.store_multiply ? " store-multiply" : "") << " on "
      << d.device.str();
   return os.str();
 }
@@ -186,6 +187,28 @@ Plan::~Plan() = default;
 std::size_t Plan::work_bytes() const noexcept { return backend_->work_bytes(); }
 
 void Plan::execute(const void* in, void* out, Direction dir, const Stream& stream, void* work) const {
+  if (desc_.store_multiply) return execute(in, out, dir, stream, StoreMultiply{}, work);
+  check(in, out, dir, stream);
+  backend_->execute(in, out, dir, stream, work, nullptr);
+}
+
+void Plan::execute(const void* in, void* out, Direction dir, const Stream& stream, const StoreMultiply& mult,
+                   void* work) const {
+  if (!desc_.store_multiply)
+    throw InvalidArgument(cat("fft execute (", to_string(desc_), "): a StoreMultiply needs a store_multiply plan"),
+                          desc_.device);
+  if (mult.dims < 0 || mult.dims > 4 || (mult.spectral != StoreMultiply::Spectral::none && mult.dims == 0))
+    throw InvalidArgument(cat("fft execute (", to_string(desc_), "): StoreMultiply dims ", mult.dims,
+                              " must be 1..4 with a spectral factor (0..4 without)"), desc_.device);
+  for (int a = 0; a < mult.dims; ++a)
+    if (mult.block[a] < 1 || mult.n[a] < 0)
+      throw InvalidArgument(cat("fft execute (", to_string(desc_), "): StoreMultiply block[", a, "]=", mult.block[a],
+                                " must be >= 1 and n[", a, "]=", mult.n[a], " >= 0"), desc_.device);
+  check(in, out, dir, stream);
+  backend_->execute(in, out, dir, stream, work, &mult);
+}
+
+void Plan::check(const void* in, const void* out, Direction dir, const Stream& stream) const {
   const auto fail = [&](const std::string& why) {
     throw InvalidArgument(cat("fft execute (", to_string(desc_), "): ", why), desc_.device);
   };
@@ -199,7 +222,6 @@ void Plan::execute(const void* in, void* out, Direction dir, const Stream& strea
   if (stream.device() != desc_.device)
     throw DeviceMismatch(cat("fft execute: plan on ", desc_.device, ", stream on ", stream.device()),
                          desc_.device);
-  backend_->execute(in, out, dir, stream, work);
 }
 
 void Plan::execute(const void* in, void* out, Direction dir) const {
@@ -262,5 +284,6 @@ std::size_t std::hash<tessera::local::fft::PlanDesc>::operator()(const tessera::
   for (long long v : {d.batch, d.istride, d.idist, d.ostride, d.odist}) mix(v);
   mix(d.in_place);
   mix(d.preserve_input);
+  mix(d.store_multiply);
   return h;
 }

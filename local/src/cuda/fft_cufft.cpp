@@ -3,10 +3,14 @@
 // pool (or the caller), so concurrent executions on different streams never share scratch.
 #include <cuda_runtime_api.h>
 #include <cufft.h>
+#include <cufftXt.h>
 
 #include <mutex>
+#include <utility>
 #include <string>
 
+#include "../detail/fft_store_cuda.hpp"
+#include "../detail/fft_store_params.hpp"
 #include "tessera/local/cuda_check.hpp"
 #include "tessera/local/error.hpp"
 #include "tessera/local/fft_plan.hpp"
@@ -68,17 +72,17 @@ class CufftPlan final : public PlanBackend {
  public:
   explicit CufftPlan(const PlanDesc& d) : d_(d), type_(cufft_type(d)) {
     DeviceGuard guard(d.device);
-    TESSERA_CHECK_CUFFT(cufftCreate(&handle_));
+    if (d.store_multiply) {
+      TESSERA_CHECK_CUDA(cudaMalloc(reinterpret_cast<void**>(&slot_), sizeof(StoreParams)));
+      TESSERA_CHECK_CUDA(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
+    }
     try {
-      TESSERA_CHECK_CUFFT(cufftSetAutoAllocation(handle_, 0));
-      long long n[3], inembed[3], onembed[3];  // cuFFT takes non-const arrays
-      for (int i = 0; i < 3; ++i) n[i] = d.n[i], inembed[i] = d.inembed[i], onembed[i] = d.onembed[i];
-      std::size_t ws = 0;
-      TESSERA_CHECK_CUFFT(cufftMakePlanMany64(handle_, d.rank, n, inembed, d.istride, d.idist, onembed,
-                                              d.ostride, d.odist, type_, d.batch, &ws));
-      cufft_work_ = ws;
+      // A store multiply is a JIT-linked callback; should cuFFT refuse it (no nvJitLink, an old
+      // driver), the plan works without and multiplies in a pass of its own after each transform.
+      callback_ = d.store_multiply && fft_callbacks_fatbin_size > 0 && make(true) == CUFFT_SUCCESS;
+      if (!callback_) TESSERA_CHECK_CUFFT(make(false));
     } catch (...) {
-      (void)cufftDestroy(handle_);
+      release();
       throw;
     }
     // cuFFT clobbers the input of an out-of-place c2r: a preserving plan transforms a copy.
@@ -87,11 +91,12 @@ class CufftPlan final : public PlanBackend {
       copy_bytes_ = (in_bytes_ + work_alignment - 1) / work_alignment * work_alignment;
     }
   }
-  ~CufftPlan() override { (void)cufftDestroy(handle_); }
+  ~CufftPlan() override { release(); }
 
   std::size_t work_bytes() const noexcept override { return copy_bytes_ + cufft_work_; }
 
-  void execute(const void* in, void* out, Direction dir, const Stream& s, void* work) const override {
+  void execute(const void* in, void* out, Direction dir, const Stream& s, void* work,
+               const StoreMultiply* mult) const override {
     DeviceGuard guard(d_.device);
     const auto stream = static_cast<cudaStream_t>(s.native());
     Buffer pooled;
@@ -106,6 +111,12 @@ class CufftPlan final : public PlanBackend {
     }
     // The stream and work area are plan state: set and use them under one lock.
     std::lock_guard<std::mutex> lock(mu_);
+    const StoreParams params = mult ? to_params(*mult) : StoreParams{};
+    if (mult) {
+      // One parameter slot per plan: an execution on another stream waits until the last one read it.
+      if (last_ && last_ != stream) TESSERA_CHECK_CUDA(cudaStreamWaitEvent(stream, done_, 0));
+      if (callback_) store_write_params(slot_, params, stream);
+    }
     TESSERA_CHECK_CUFFT(cufftSetStream(handle_, stream));
     if (cufft_work_) TESSERA_CHECK_CUFFT(cufftSetWorkArea(handle_, static_cast<char*>(work) + copy_bytes_));
     const int sign = static_cast<int>(dir);  // CUFFT_FORWARD = -1, CUFFT_INVERSE = +1
@@ -129,13 +140,63 @@ class CufftPlan final : public PlanBackend {
         TESSERA_CHECK_CUFFT(cufftExecZ2D(handle_, static_cast<cufftDoubleComplex*>(src), static_cast<cufftDoubleReal*>(out)));
         break;
     }
+    if (!mult) return;
+    if (!callback_) store_multiply_cuda(out, d_.kind == Kind::c2r, d_.precision == Precision::single, layout(), params, stream);
+    TESSERA_CHECK_CUDA(cudaEventRecord(done_, stream));
+    last_ = stream;
   }
+
+  // Whether the multiply rides on cuFFT's stores (false: a pass after the transform).
+  bool fused() const noexcept { return callback_; }
+
+ private:
+  // Creates the handle and plans it, with the store callback or without; a failure leaves no handle.
+  cufftResult make(bool with_callback) {
+    if (handle_) (void)cufftDestroy(std::exchange(handle_, 0));
+    TESSERA_CHECK_CUFFT(cufftCreate(&handle_));
+    cufftResult r = cufftSetAutoAllocation(handle_, 0);
+    if (r == CUFFT_SUCCESS && with_callback) {
+      const bool real_out = d_.kind == Kind::c2r, single = d_.precision == Precision::single;
+      const char* name = real_out ? (single ? "tessera_store_r" : "tessera_store_d") : (single ? "tessera_store_c" : "tessera_store_z");
+      const auto type = real_out ? (single ? CUFFT_CB_ST_REAL : CUFFT_CB_ST_REAL_DOUBLE)
+                                 : (single ? CUFFT_CB_ST_COMPLEX : CUFFT_CB_ST_COMPLEX_DOUBLE);
+      void* info[1] = {slot_};
+      r = cufftXtSetJITCallback(handle_, name, fft_callbacks_fatbin, fft_callbacks_fatbin_size, type, info);
+    }
+    if (r == CUFFT_SUCCESS) {
+      long long n[3], inembed[3], onembed[3];  // cuFFT takes non-const arrays
+      for (int i = 0; i < 3; ++i) n[i] = d_.n[i], inembed[i] = d_.inembed[i], onembed[i] = d_.onembed[i];
+      std::size_t ws = 0;
+      r = cufftMakePlanMany64(handle_, d_.rank, n, inembed, d_.istride, d_.idist, onembed, d_.ostride, d_.odist,
+                              type_, d_.batch, &ws);
+      cufft_work_ = ws;
+    }
+    if (r != CUFFT_SUCCESS) (void)cufftDestroy(std::exchange(handle_, 0));
+    return r;
+  }
+  void release() noexcept {
+    if (handle_) (void)cufftDestroy(handle_);
+    if (done_) (void)cudaEventDestroy(done_);
+    if (slot_) (void)cudaFree(slot_);
+  }
+  StoreLayout layout() const {
+    StoreLayout l{d_.rank, d_.batch, {1, 1, 1}, {1, 1, 1}, d_.ostride, d_.odist};
+    for (int i = 0; i < d_.rank; ++i) l.m[i] = d_.n[i], l.onembed[i] = d_.onembed[i];
+    if (d_.kind == Kind::r2c) l.m[d_.rank - 1] = d_.n[d_.rank - 1] / 2 + 1;
+    return l;
+  }
+
+ public:
 
  private:
   PlanDesc d_;
   cufftType type_;
   cufftHandle handle_ = 0;
   std::size_t cufft_work_ = 0, copy_bytes_ = 0, in_bytes_ = 0;
+  StoreParams* slot_ = nullptr;  // the callback's parameters (callerInfo), rewritten per execution
+  cudaEvent_t done_ = nullptr;   // the last execution with a multiply ...
+  mutable cudaStream_t last_ = nullptr;  // ... and its stream
+  bool callback_ = false;
   mutable std::mutex mu_;
 };
 

@@ -105,7 +105,14 @@ class FftwPlan final : public PlanBackend {
 
   std::size_t work_bytes() const noexcept override { return work_bytes_; }
 
-  void execute(const void* in, void* out, Direction dir, const Stream&, void* work) const override {
+  void execute(const void* in, void* out, Direction dir, const Stream&, void* work,
+               const StoreMultiply* mult) const override {
+    run(in, out, dir, work);
+    if (mult) store_multiply_host(d_, out, *mult);  // while the output is still in cache, if small
+  }
+
+ private:
+  void run(const void* in, void* out, Direction dir, void* work) const {
     void* src = const_cast<void*>(in);  // only c2r writes to its input, and that one is copied
     if (d_.kind == Kind::c2c) return F::exec_dft(dir == Direction::forward ? fwd_ : bwd_, src, out);
     if (d_.kind == Kind::r2c) return F::exec_r2c(fwd_, src, out);
@@ -118,7 +125,6 @@ class FftwPlan final : public PlanBackend {
     F::exec_c2r(bwd_, src, out);
   }
 
- private:
   void destroy() noexcept {
     std::lock_guard<std::mutex> lock(fftw_mutex());
     if (fwd_) F::destroy(std::exchange(fwd_, nullptr));

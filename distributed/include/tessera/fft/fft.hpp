@@ -17,9 +17,12 @@
 // The transposes are chunked: the local FFT of chunk k+1 runs while chunk k is in flight (a
 // field at a time when batched). Nothing synchronizes the host inside forward/backward.
 // Normalization as numpy's norm=: backward (default: forward unscaled, backward 1/N), ortho
-// (1/sqrt(N) both ways), forward (forward 1/N), none.
+// (1/sqrt(N) both ways), forward (forward 1/N), none. The factor rides on the stores of the last
+// local FFT (a cuFFT LTO store callback; FFTW's loop): no pass of its own over the data.
 #pragma once
+#include <array>
 #include <complex>
+#include <numbers>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,6 +42,18 @@ using local::index_t;
 enum class Norm { backward, ortho, forward, none };
 /// How ranks split the array between FFT stages (see above).
 enum class Decomposition { automatic, slab, pencil };
+
+/// A factor of the wavenumber that the forward transform applies as it stores the spectrum (on
+/// GPUs a cuFFT store callback, on the host the loop after FFTW: no pass of its own), so that a
+/// spectral solver needs no multiply kernel. The wavenumber along axis a is 2*pi*f/lengths[a]
+/// with f numpy's fftfreq (rfftfreq on the last axis of an R2C) index: the angular wavenumber of
+/// a periodic box of that length (the default 2*pi gives integer wavenumbers).
+struct Spectral {
+  /// none; -1/|k|^2 (0 for k = 0: the Poisson solve u = lap^-1 f with zero mean); -|k|^2.
+  enum class Kind { none, inverse_laplacian, laplacian };
+  Kind kind = Kind::none;
+  std::array<double, 3> lengths{2 * std::numbers::pi, 2 * std::numbers::pi, 2 * std::numbers::pi};
+};
 
 /// Plan options.
 struct Options {
@@ -82,6 +97,9 @@ class Plan {
 
   /// Forward transform of `x`. Out of place: the input is left as it was.
   Array<Out, R> forward(const Array<In, R>& x, Norm norm = Norm::backward) const;
+  /// Forward transform whose stores multiply the spectrum by `multiply` (and the norm's factor),
+  /// e.g. {Spectral::Kind::inverse_laplacian} for a Poisson solve: backward(forward(f, norm, that)).
+  Array<Out, R> forward(const Array<In, R>& x, Norm norm, const Spectral& multiply) const;
   /// Backward transform of `y` (out of place), returned in input_layout().
   Array<In, R> backward(const Array<Out, R>& y, Norm norm = Norm::backward) const;
   /// Forward transform in place (C2C): x's memory is the work area (its contents are lost); saves one buffer.

@@ -49,8 +49,30 @@ struct PlanDesc {
   // c2r out of place only: true keeps `in` intact by transforming a copy (in the work area);
   // false lets the backend clobber `in` (both FFTW and cuFFT do), saving the copy.
   bool preserve_input = true;
+  // Every output element is multiplied as it is stored (execute() with a StoreMultiply): a cuFFT
+  // LTO store callback, or FFTW's loop right after the transform. No extra pass over the data.
+  bool store_multiply = false;
 
   bool operator==(const PlanDesc&) const = default;
+};
+
+/// What a store-multiplying plan (PlanDesc::store_multiply) multiplies each output element by:
+/// `scale`, times a spectral factor of the element's wavenumber. Positions: the output of one
+/// execution lies in a row-major `block` (dims axes, at most 4); the element at memory offset o
+/// from the output pointer is block element `offset + o`, whose global frequency index along axis
+/// a is lo[a] + (its index in the block), taken as numpy.fft.fftfreq does for a transform of size
+/// n[a] (half[a]: rfftfreq, no negative half), and whose wavenumber is k[a] times that (2*pi/L for
+/// a box of length L). n[a] == 0 marks an axis that carries no frequency (a batch of fields).
+struct StoreMultiply {
+  /// The spectral factor: none, -1/|k|^2 (0 at k = 0: a Poisson solve), or -|k|^2.
+  enum class Spectral : int { none, inverse_laplacian, laplacian };
+  double scale = 1.0;
+  Spectral spectral = Spectral::none;
+  int dims = 0;
+  std::array<long long, 4> block{}, lo{}, n{};
+  std::array<bool, 4> half{};
+  std::array<double, 4> k{};
+  long long offset = 0;
 };
 
 /// Contiguous row-major data, packed batches: n = {n0[, n1[, n2]]}; rank = n.size() (1..3, else
@@ -80,8 +102,13 @@ class PlanBackend {
  public:
   virtual ~PlanBackend() = default;
   virtual std::size_t work_bytes() const noexcept = 0;
-  virtual void execute(const void* in, void* out, Direction dir, const Stream& s, void* work) const = 0;
+  // `mult` is non-null exactly for a store_multiply plan.
+  virtual void execute(const void* in, void* out, Direction dir, const Stream& s, void* work,
+                       const StoreMultiply* mult) const = 0;
 };
+// Applies `m` to the output of one execution of a store_multiply plan, in place (the FFTW loop
+// and the GPU fallback when cuFFT refuses a callback).
+void store_multiply_host(const PlanDesc& d, void* out, const StoreMultiply& m);
 std::unique_ptr<PlanBackend> make_fftw_plan(const PlanDesc& normalized);
 std::unique_ptr<PlanBackend> make_cufft_plan(const PlanDesc& normalized);  // CUDA builds only
 // The backend for the descriptor's device (src/common/backends.cpp).
@@ -111,10 +138,14 @@ class Plan {
   /// Safe to call concurrently from several threads (cached plans are shared).
   void execute(const void* in, void* out, Direction dir, const Stream& stream,
                void* work = nullptr) const;
+  /// Same, multiplying the output by `mult` as it is stored (a store_multiply plan only).
+  void execute(const void* in, void* out, Direction dir, const Stream& stream, const StoreMultiply& mult,
+               void* work = nullptr) const;
   /// Same, on the device's default stream.
   void execute(const void* in, void* out, Direction dir) const;
 
  private:
+  void check(const void* in, const void* out, Direction dir, const Stream& stream) const;
   PlanDesc desc_;
   std::unique_ptr<detail::PlanBackend> backend_;
 };

@@ -1,0 +1,29 @@
+// cuFFT LTO store callbacks of store-multiplying plans (fft_plan.hpp, PlanDesc::store_multiply).
+// Not part of the library's objects: CMake compiles this file alone to LTO-IR (-dlto -fatbin)
+// and embeds the fatbin, which cufftXtSetJITCallback links into cuFFT's own kernels when a plan
+// is made. The scale and the spectral factor are applied as cuFFT writes its output: no pass.
+#include <cufftXt.h>
+
+#include "../detail/fft_store.hpp"
+
+using tessera::local::fft::detail::StoreParams;
+using tessera::local::fft::detail::store_factor;
+
+extern "C" __device__ void tessera_store_c(void* out, unsigned long long off, cufftComplex e, void* info, void*) {
+  const float f = static_cast<float>(store_factor(*static_cast<const StoreParams*>(info), off));
+  static_cast<cufftComplex*>(out)[off] = make_cuComplex(e.x * f, e.y * f);
+}
+
+extern "C" __device__ void tessera_store_z(void* out, unsigned long long off, cufftDoubleComplex e, void* info,
+                                           void*) {
+  const double f = store_factor(*static_cast<const StoreParams*>(info), off);
+  static_cast<cufftDoubleComplex*>(out)[off] = make_cuDoubleComplex(e.x * f, e.y * f);
+}
+
+extern "C" __device__ void tessera_store_r(void* out, unsigned long long off, cufftReal e, void* info, void*) {
+  static_cast<cufftReal*>(out)[off] = e * static_cast<float>(store_factor(*static_cast<const StoreParams*>(info), off));
+}
+
+extern "C" __device__ void tessera_store_d(void* out, unsigned long long off, cufftDoubleReal e, void* info, void*) {
+  static_cast<cufftDoubleReal*>(out)[off] = e * store_factor(*static_cast<const StoreParams*>(info), off);
+}
