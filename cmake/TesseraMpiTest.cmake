@@ -1,4 +1,4 @@
-# tessera_add_mpi_test(NAME name TARGET exe RANKS n... [TIMEOUT s] [LABELS l...] [ARGS a...])
+# tessera_add_mpi_test(NAME name TARGET exe RANKS n... [TIMEOUT s] [LABELS l...] [ARGS a...] [ENV k=v...])
 # Registers one CTest test per rank count, named <name>_np<n>, run as
 #   MPIEXEC_EXECUTABLE MPIEXEC_NUMPROC_FLAG n MPIEXEC_PREFLAGS exe MPIEXEC_POSTFLAGS args
 # Each test reserves n processors so that `ctest -j` does not oversubscribe further.
@@ -14,7 +14,7 @@ if(NOT DEFINED TESSERA_MPIEXEC_PREFLAGS)
 endif()
 
 function(tessera_add_mpi_test)
-  cmake_parse_arguments(T "" "NAME;TARGET;TIMEOUT" "RANKS;LABELS;ARGS" ${ARGN})
+  cmake_parse_arguments(T "" "NAME;TARGET;TIMEOUT" "RANKS;LABELS;ARGS;ENV" ${ARGN})
   if(NOT T_NAME OR NOT T_TARGET OR NOT T_RANKS)
     message(FATAL_ERROR "tessera_add_mpi_test needs NAME, TARGET and RANKS")
   endif()
@@ -30,6 +30,6 @@ function(tessera_add_mpi_test)
       TIMEOUT ${T_TIMEOUT}
       PROCESSORS ${n}
       LABELS "mpi;np${n};${T_LABELS}"
-      ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+      ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1;${T_ENV}")
   endforeach()
 endfunction()

@@ -101,3 +101,31 @@ TYPED_TEST(Exchange, ProducerWritesEachChunkBeforeItTravels) {
   ASSERT_EQ(static_cast<int>(produced.size()), steps);
   for (int s = 0; s < steps; ++s) EXPECT_EQ(produced[s], s);
 }
+
+// Every transport, chosen per call: the same transposes (repeated, and growing, so that windows
+// are reused and regrown), and the name of what ran. Host buffers always travel through MPI.
+TYPED_TEST(Exchange, EveryTransportByOption) {
+  using tessera::Transport;
+  const auto g = tessera::comm::ProcessGroup::world();
+  const int p = g.size(), me = g.rank();
+  const Device d = this->device();
+  std::vector<Box<2>> rows(p), cols(p);
+  for (int r = 0; r < p; ++r) rows[r] = cut(r, p, 0), cols[r] = cut(r, p, 1);
+  for (Transport t : {Transport::automatic, Transport::nccl, Transport::nccl_window, Transport::ipc, Transport::mpi}) {
+    SCOPED_TRACE(tessera::transport_name(t));
+    const std::string ran = td::exchange_transport_name(g, d, t);
+    if (d.is_host()) EXPECT_EQ(ran, "mpi");
+    if (t == Transport::mpi) EXPECT_EQ(ran.rfind("mpi", 0), 0u) << ran;
+    if (t == Transport::ipc && d.is_cuda() && p > 1) EXPECT_EQ(ran, "ipc");
+    for (int round = 0; round < 2; ++round)
+      for (int chunks : {1, 3}) {
+        const td::ExchangeOptions o{.chunks = chunks, .chunk_mib = 0, .transport = t};
+        auto out = tessera::local::Array<double, 2>(cols[me].shape(), d);
+        td::exchange<double, 2>(g, {rows, filled(rows[me], d)}, {cols, out}, tessera::Stream::default_for(d), d, o);
+        expect_box(out, cols[me], "rows -> columns");
+        auto back = tessera::local::Array<double, 2>(rows[me].shape(), d);
+        td::exchange<double, 2>(g, {cols, out}, {rows, back}, tessera::Stream::default_for(d), d, o);
+        expect_box(back, rows[me], "columns -> rows");
+      }
+  }
+}

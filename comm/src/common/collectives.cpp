@@ -51,7 +51,7 @@ DeviceTransport transport_for(State& st, const Device& d) {
     if (auto it = st.transport.find(d.index()); it != st.transport.end()) return it->second;
   }
   // Collective: every rank must agree, or the ranks would wait on different transports.
-  const bool nccl = detail::nccl_usable(st, d);
+  const bool nccl = !st.mpi_only && detail::nccl_usable(st, d);
   const bool aware = detail::mpi_all_reduce_min(st, cuda_aware_mpi() ? 1 : 0, "CUDA-aware MPI query") == 1;
   const auto t = nccl ? DeviceTransport::nccl : aware ? DeviceTransport::cuda_aware_mpi : DeviceTransport::staged_mpi;
   std::lock_guard<std::mutex> lock(st.mu);
@@ -405,6 +405,8 @@ void ProcessGroup::all_gatherv(const void* send, std::size_t send_count, void* r
 
 void ProcessGroup::all_to_all(const void* send, void* recv, std::size_t count, DType t, const Stream& s) const {
   const auto [counts, displs] = uniform_blocks(size(), count);
+  if (!s.device().is_host() && count && send != recv && transport_for(*state_, s.device()) == DeviceTransport::nccl)
+    return detail::nccl_all_to_all(*state_, enqueued(Call{"all_to_all", count, t}), send, recv, s);
   all_to_allv(send, counts, displs, recv, counts, displs, t, s);
 }
 

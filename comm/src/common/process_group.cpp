@@ -113,6 +113,27 @@ ProcessGroup ProcessGroup::split(int color, int key) const {
   return g;
 }
 
+ProcessGroup ProcessGroup::mpi_only() const {
+  ProcessGroup g = split(0, rank());
+  g.state_->mpi_only = true;
+  g.state_->timeout = state_->timeout.load();
+  return g;
+}
+
+ProcessGroup ProcessGroup::nccl_policy(CtaPolicy p) const {
+  ProcessGroup g = split(0, rank());
+  g.state_->cta_policy = static_cast<int>(p);
+  g.state_->timeout = state_->timeout.load();
+  return g;
+}
+
+std::shared_ptr<void> ProcessGroup::symmetric_buffer(std::size_t bytes, const Device& d) const {
+  if (d.is_host() || device_transport(d) != DeviceTransport::nccl)
+    throw BackendUnavailable("ProcessGroup::symmetric_buffer(" + std::to_string(bytes) + " bytes) on " + d.str() +
+                             ": the group's device buffers do not travel through NCCL here");
+  return detail::nccl_symmetric_buffer(state_, bytes, d);
+}
+
 void ProcessGroup::set_timeout(double seconds) {
   if (!(seconds > 0)) throw InvalidArgument("ProcessGroup::set_timeout: seconds must be > 0, got " + std::to_string(seconds));
   state_->timeout = seconds;

@@ -95,7 +95,16 @@ ncclComm_t comm_for(State& st, const Device& d) {
   mpi_bcast_bytes(st, &id, sizeof id, 0, "NCCL unique id broadcast");
   DeviceGuard guard(d);
   ncclComm_t comm = nullptr;
-  TESSERA_CHECK_NCCL(ncclCommInitRank(&comm, st.size, id, st.rank));
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+  if (st.cta_policy >= 0) {
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.CTAPolicy = st.cta_policy == 2 ? NCCL_CTA_POLICY_ZERO
+                       : st.cta_policy == 1 ? NCCL_CTA_POLICY_EFFICIENCY
+                                            : NCCL_CTA_POLICY_DEFAULT;
+    TESSERA_CHECK_NCCL(ncclCommInitRankConfig(&comm, st.size, id, st.rank, &config));
+  } else
+#endif
+    TESSERA_CHECK_NCCL(ncclCommInitRank(&comm, st.size, id, st.rank));
   static bool poll_installed = false;
   if (!poll_installed) watchdog_set_poll(poll_async_errors), poll_installed = true;
   std::lock_guard<std::mutex> lock(reg_mu);
@@ -194,6 +203,56 @@ void nccl_reduce_scatter(State& st, const Call& c, const void* send, void* recv,
   enqueue(st, c, s, [&](ncclComm_t comm, cudaStream_t cs) {
     TESSERA_CHECK_NCCL(ncclReduceScatter(send, recv, c.count * k, t, nccl_op(op), comm, cs));
   });
+}
+
+void nccl_all_to_all(State& st, const Call& c, const void* send, void* recv, const Stream& s) {
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 28, 0)
+  // One collective: with CTA policy zero and symmetric windows NCCL moves it with copy engines.
+  std::size_t k = 1;
+  const auto t = nccl_type(c.type, &k);
+  enqueue(st, c, s, [&](ncclComm_t comm, cudaStream_t cs) {
+    TESSERA_CHECK_NCCL(ncclAlltoAll(send, recv, c.count * k, t, comm, cs));
+  });
+#else
+  const std::size_t n = c.count * dtype_size(c.type);
+  std::vector<Transfer> x;
+  for (int p = 0; p < st.size; ++p) {
+    x.push_back({p, static_cast<const char*>(send) + p * n, nullptr, n});
+    x.push_back({p, nullptr, static_cast<char*>(recv) + p * n, n});
+  }
+  nccl_transfers(st, c, x, s, nullptr);
+#endif
+}
+
+std::shared_ptr<void> nccl_symmetric_buffer(const std::shared_ptr<State>& st, std::size_t bytes, const Device& d) {
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+  ncclComm_t comm = comm_for(*st, d);
+  DeviceGuard guard(d);
+  void* p = nullptr;
+  TESSERA_CHECK_NCCL(ncclMemAlloc(&p, bytes));
+  ncclWindow_t win = nullptr;
+  const ncclResult_t r = ncclCommWindowRegister(comm, p, bytes, &win, NCCL_WIN_COLL_SYMMETRIC);
+  if (r != ncclSuccess) {
+    ncclMemFree(p);
+    TESSERA_CHECK_NCCL(r);
+  }
+  // The deleter keeps the group alive; after the communicator is gone (aborted, or destroyed at
+  // the Runtime's end) there is no window left to deregister, only memory to free.
+  return std::shared_ptr<void>(p, [st, d, comm, win](void* q) {
+    DeviceGuard g(d);
+    bool live = false;
+    {
+      std::lock_guard<std::mutex> lock(reg_mu);
+      for (const auto& c : registry) live = live || (c.st == st.get() && c.comm == comm);
+    }
+    if (live && !st->failed.load()) ncclCommWindowDeregister(comm, win);
+    ncclMemFree(q);
+  });
+#else
+  (void)st, (void)bytes;
+  throw BackendUnavailable("symmetric windows need NCCL >= 2.27, this Tessera was built with " +
+                           std::to_string(NCCL_VERSION_CODE), d);
+#endif
 }
 
 void nccl_transfers(State& st, const Call& c, const std::vector<Transfer>& xfers, const Stream& s,

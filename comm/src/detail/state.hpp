@@ -40,6 +40,8 @@ struct ProcessGroup::State {
   MPI_Comm node_comm = MPI_COMM_NULL;   // ranks of this group on the same node
   int rank = 0, size = 1, local_rank = 0, local_size = 1;
   bool cartesian = false;
+  bool mpi_only = false;  // device buffers never go through NCCL (ProcessGroup::mpi_only)
+  int cta_policy = -1;    // ncclConfig_t::CTAPolicy of its communicators; -1: NCCL's default
   std::atomic<double> timeout{300.0};
 
   std::mutex mu;                              // guards everything below
@@ -104,6 +106,11 @@ void nccl_broadcast(ProcessGroup::State& st, const Call& c, const void* send, vo
 void nccl_all_gather(ProcessGroup::State& st, const Call& c, const void* send, void* recv, const Stream& s);
 void nccl_reduce_scatter(ProcessGroup::State& st, const Call& c, const void* send, void* recv, ReduceOp op,
                          const Stream& s);
+// ncclAlltoAll (NCCL >= 2.28; grouped send/recv before).
+void nccl_all_to_all(ProcessGroup::State& st, const Call& c, const void* send, void* recv, const Stream& s);
+// ProcessGroup::symmetric_buffer on a group whose device transport is NCCL.
+std::shared_ptr<void> nccl_symmetric_buffer(const std::shared_ptr<ProcessGroup::State>& st, std::size_t bytes,
+                                            const Device& d);
 void nccl_transfers(ProcessGroup::State& st, const Call& c, const std::vector<Transfer>& xfers, const Stream& s,
                     std::shared_ptr<void> keep);
 // Called by the outermost Group end: closes the ncclGroupStart that the group's first NCCL call

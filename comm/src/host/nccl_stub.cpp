@@ -18,6 +18,8 @@ void nccl_reduce_scatter(State&, const Call&, const void*, void*, ReduceOp, cons
 void nccl_transfers(State&, const Call&, const std::vector<Transfer>&, const Stream&, std::shared_ptr<void>) {
   no_nccl();
 }
+void nccl_all_to_all(State&, const Call&, const void*, void*, const Stream&) { no_nccl(); }
+std::shared_ptr<void> nccl_symmetric_buffer(const std::shared_ptr<State>&, std::size_t, const Device&) { no_nccl(); }
 void nccl_prepare(State&, const Device&) {}
 void nccl_group_end() {}
 void device_wait(State&, const Stream& s) { s.synchronize(); }

@@ -1,6 +1,7 @@
 // The backend registry of the distributed layer: the kernels of detail/kernels.hpp dispatched by
 // device. The only file of the layer that knows which backends were built.
 #include "../detail/kernels.hpp"
+#include "../detail/transport.hpp"
 #include "tessera/config.hpp"
 #include "tessera/local/element_types.hpp"
 #include "tessera/local/error.hpp"
@@ -23,6 +24,15 @@ namespace {
   if (s.device().is_host()) return host::CALL; \
   unavailable(s);
 #endif
+
+std::unique_ptr<ExchangeTransport> make_ipc_transport(const comm::ProcessGroup& g, Device d) {
+#if TESSERA_HAVE_CUDA
+  return cuda::make_ipc_transport(g, d);
+#else
+  (void)g;
+  throw BackendUnavailable("exchange transport ipc: needs the CUDA backend, which this build lacks", d);
+#endif
+}
 
 template <class T> void arange_kernel(T* data, const IndexMap& m, const Stream& s) {
   TESSERA_DISPATCH(arange_fill(data, m, s.native()))

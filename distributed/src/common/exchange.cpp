@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../detail/copy_rows.hpp"
+#include "../detail/transport.hpp"
 #include "tessera/local/context.hpp"
 #include "tessera/local/element_types.hpp"
 #include "tessera/local/memory.hpp"
@@ -85,15 +86,25 @@ Piece<R> cut(int peer, const Box<R>& b, std::size_t esz, const Tuning& t) {
   return p;
 }
 
-// Lays out the staged pieces in one buffer; returns its size in elements.
+// Lays out the staged pieces in one buffer (byte offsets); returns its size in bytes.
 template <int R>
-std::size_t place(std::vector<Piece<R>>& pieces) {
+std::size_t place(std::vector<Piece<R>>& pieces, std::size_t esz) {
   std::size_t n = 0;
   for (auto& p : pieces) {
     if (!p.staged) continue;
-    for (const auto& c : p.parts) p.offsets.push_back(n), n += static_cast<std::size_t>(c.size());
+    for (const auto& c : p.parts) p.offsets.push_back(n), n += static_cast<std::size_t>(c.size()) * esz;
   }
   return n;
+}
+
+template <int R>
+std::vector<detail::PeerSteps> steps_of(const std::vector<Piece<R>>& pieces, std::size_t esz) {
+  std::vector<detail::PeerSteps> v;
+  for (const auto& p : pieces) {
+    v.push_back({p.peer, {}});
+    for (const auto& c : p.parts) v.back().bytes.push_back(static_cast<std::size_t>(c.size()) * esz);
+  }
+  return v;
 }
 
 
@@ -127,7 +138,10 @@ void exchange(const comm::ProcessGroup& g, const ExchangeSide<T, R>& src, const 
       if (!b.empty()) recvs.push_back(cut(q, b, sizeof(T), tune));
     }
   }
-  // A piece goes through a buffer unless every part is contiguous where it lies.
+  DeviceGuard guard(d);
+  auto& transport = detail::exchange_transport(g, d, options.transport.value_or(settings().transport));
+  // A piece goes through a buffer unless every part is contiguous where it lies; with a windowed
+  // transport every received piece lands in the window.
   auto staged = [me](const Side& side, const Piece<R>& p) {
     for (const auto& c : p.parts)
       if (!side.view(c, me).is_contiguous()) return true;
@@ -136,24 +150,40 @@ void exchange(const comm::ProcessGroup& g, const ExchangeSide<T, R>& src, const 
   int steps = hooks;
   for (auto& p : sends) p.staged = staged(src, p), steps = std::max(steps, static_cast<int>(p.parts.size()));
   for (auto& p : recvs) p.staged = staged(dst, p), steps = std::max(steps, static_cast<int>(p.parts.size()));
-  const std::size_t pack_n = place(sends), unpack_n = place(recvs);
 
-  DeviceGuard guard(d);
   const Stream& work = Stream::default_for(d);  // packing, local copies, results
   // Transfers on their own stream, so that they overlap packing (and FFT stages) on `work`;
   // high priority, so that NCCL's kernels get SMs as soon as a compute kernel's blocks retire.
   const Stream& wire = Context::current().stream(d, StreamRole::transfer);
-  g.prepare(d);  // ranks with nothing to move take part in making the communicator
   if (&user != &work) {
     Event e(d);
     e.record(user);
     e.wait_on(work);
   }
-  std::optional<Buffer> pack, unpack;
-  if (pack_n) pack.emplace(pack_n * sizeof(T), work);
-  if (unpack_n) unpack.emplace(unpack_n * sizeof(T), work);
-  auto staging = [&](const std::optional<Buffer>& b, const Piece<R>& p, int k) {
-    return local::Array<T, R>::view(static_cast<T*>(b->data()) + p.offsets[k], p.parts[k].shape(), d);
+  // Staging: a buffer of ours, or the windows of a windowed transport (collective: every rank,
+  // even one with nothing to move), where all received parts land, and all sent ones too if the
+  // transport says where.
+  char* pack = nullptr;
+  char* unpack = nullptr;
+  if (transport.windowed()) {
+    auto w = transport.begin(steps_of(recvs, sizeof(T)), steps_of(sends, sizeof(T)), work);
+    steps = std::max(steps, w.steps);
+    unpack = w.recv;
+    for (std::size_t k = 0; k < recvs.size(); ++k) recvs[k].staged = true, recvs[k].offsets = std::move(w.recv_at[k]);
+    if (w.send) {
+      pack = w.send;
+      for (std::size_t k = 0; k < sends.size(); ++k) sends[k].staged = true, sends[k].offsets = std::move(w.send_at[k]);
+    }
+  }
+  std::optional<Buffer> pack_buf, unpack_buf;
+  if (!pack) {
+    if (const std::size_t n = place(sends, sizeof(T))) pack_buf.emplace(n, work), pack = static_cast<char*>(pack_buf->data());
+  }
+  if (!unpack) {
+    if (const std::size_t n = place(recvs, sizeof(T))) unpack_buf.emplace(n, work), unpack = static_cast<char*>(unpack_buf->data());
+  }
+  auto staging = [&](char* b, const Piece<R>& p, int k) {
+    return local::Array<T, R>::view(reinterpret_cast<T*>(b + p.offsets[k]), p.parts[k].shape(), d);
   };
   const bool remote = !sends.empty() || !recvs.empty();
   if (remote && &wire != &work) {  // the source, the destination and the buffers are ready
@@ -175,20 +205,20 @@ void exchange(const comm::ProcessGroup& g, const ExchangeSide<T, R>& src, const 
       e.record(work);
       e.wait_on(wire);
     }
-    comm::Group group;
+    std::vector<detail::Message> out, in;
     bool staged_in = false;
     for (const auto& p : sends) {
       if (s >= static_cast<int>(p.parts.size())) continue;
-      const T* buf = p.staged ? staging(pack, p, s).data() : src.view(p.parts[s], me).data();
-      g.send(buf, static_cast<std::size_t>(p.parts[s].size()), dtype_v<T>, p.peer, wire);
+      T* buf = p.staged ? staging(pack, p, s).data() : src.view(p.parts[s], me).data();
+      out.push_back({p.peer, buf, static_cast<std::size_t>(p.parts[s].size())});
     }
     for (const auto& p : recvs) {
       if (s >= static_cast<int>(p.parts.size())) continue;
       T* buf = p.staged ? staging(unpack, p, s).data() : dst.view(p.parts[s], me).data();
-      g.recv(buf, static_cast<std::size_t>(p.parts[s].size()), dtype_v<T>, p.peer, wire);
+      in.push_back({p.peer, buf, static_cast<std::size_t>(p.parts[s].size())});
       staged_in = staged_in || p.staged;
     }
-    group.end();
+    transport.step(s, out, in, dtype_v<T>, wire);
     if (staged_in) {
       arrived.emplace_back(s, Event(d));
       arrived.back().second.record(wire);

@@ -1,4 +1,5 @@
 // The one place that reads the environment (a test greps the sources for others).
+#include <algorithm>
 #include "tessera/local/settings.hpp"
 
 #include <atomic>
@@ -103,8 +104,26 @@ Settings Settings::parse(const Lookup& get) {
   s.copy_engine = parse_bool(get, "TESSERA_COPY_ENGINE", s.copy_engine);
   if (auto v = get("TESSERA_MPIIO_COLLECTIVE"); v && !v->empty())
     s.mpiio_collective = parse_bool(get, "TESSERA_MPIIO_COLLECTIVE", false);
+  if (auto v = get("TESSERA_TRANSPORT"); v && !v->empty()) {
+    constexpr Transport all[] = {Transport::automatic, Transport::nccl, Transport::nccl_window, Transport::ipc,
+                                 Transport::mpi};
+    const auto it = std::find_if(std::begin(all), std::end(all), [&](Transport t) { return transport_name(t) == *v; });
+    if (it == std::end(all)) bad("TESSERA_TRANSPORT", *v, "auto, nccl, nccl-window, ipc or mpi");
+    s.transport = *it;
+  }
   s.launcher_rank = rank_from(get);
   return s;
+}
+
+std::string transport_name(Transport t) {
+  switch (t) {
+    case Transport::automatic: return "auto";
+    case Transport::nccl: return "nccl";
+    case Transport::nccl_window: return "nccl-window";
+    case Transport::ipc: return "ipc";
+    case Transport::mpi: return "mpi";
+  }
+  return "?";
 }
 
 Settings Settings::from_environment() { return parse(detail::environment_value); }
@@ -123,7 +142,8 @@ std::string Settings::str() const {
     << "TESSERA_FFT_CHUNKS=" << fft_chunks << "    (0: the exchange's)\n"
     << "TESSERA_COPY_BLOCKS_PER_SM=" << copy_blocks_per_sm << "\n"
     << "TESSERA_COPY_ENGINE=" << b(copy_engine) << "\n"
-    << "TESSERA_MPIIO_COLLECTIVE=" << (mpiio_collective ? b(*mpiio_collective) : "") << "    (empty: by the MPI)\n";
+    << "TESSERA_MPIIO_COLLECTIVE=" << (mpiio_collective ? b(*mpiio_collective) : "") << "    (empty: by the MPI)\n"
+    << "TESSERA_TRANSPORT=" << transport_name(transport) << "    (auto, nccl, nccl-window, ipc, mpi)\n";
   return o.str();
 }
 

@@ -60,6 +60,9 @@ constexpr DType scalar_dtype() {
 }
 
 /// A set of ranks over an MPI communicator, and its collectives (see above); copies share it.
+/// NCCL's CTA (thread block) policy for a group's communicators.
+enum class CtaPolicy { standard, efficiency, zero };
+
 class ProcessGroup {
  public:
   /// The group of all ranks (a duplicate of MPI_COMM_WORLD).
@@ -102,6 +105,19 @@ class ProcessGroup {
   std::pair<int, int> shift(int axis, int disp) const;
   /// The sub-grid of the ranks that share this rank's coordinates on the axes not kept.
   ProcessGroup sub(const std::vector<bool>& keep) const;
+
+  /// A new group of the same ranks (collective) whose device buffers always travel through MPI
+  /// (CUDA-aware, else staged through host memory), never NCCL: the exchange's `mpi` transport.
+  ProcessGroup mpi_only() const;
+  /// A new group of the same ranks (collective) whose NCCL communicators are made with CTA policy
+  /// `p` (ncclConfig_t::CTAPolicy; NCCL >= 2.27, ignored before): `zero` lets NCCL 2.28 move
+  /// all_to_all, gather and scatter between symmetric buffers with copy engines, using no SM.
+  ProcessGroup nccl_policy(CtaPolicy p) const;
+  /// Collective: `bytes` (the same on every rank) of device memory on `d` from ncclMemAlloc,
+  /// registered as a symmetric window (NCCL_WIN_COLL_SYMMETRIC) of the group's communicator;
+  /// deregistered and freed with the last copy of the pointer. Throws BackendUnavailable where the
+  /// group's device buffers do not travel through NCCL (or NCCL is older than 2.27).
+  std::shared_ptr<void> symmetric_buffer(std::size_t bytes, const Device& d) const;
 
   /// Sets the collective deadline of this group (shared by its copies), seconds.
   void set_timeout(double seconds);

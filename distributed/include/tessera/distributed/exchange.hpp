@@ -5,9 +5,13 @@
 //
 // Plan: each rank intersects its source box with every destination box (ranks that hold identical
 // source boxes share the senders, so each element travels once). Pack: a piece that is not
-// contiguous where it lies goes through a staging buffer (one row-copy kernel per part). Transfer:
-// grouped send/recv on the group's transport (NCCL for device buffers, MPI for host ones) on the
-// Context's transfer stream. Unpack: staged pieces are copied into place on the compute stream.
+// contiguous where it lies goes through a staging buffer (one row-copy kernel per part). Transfer,
+// on the Context's transfer stream, by the transport of ExchangeOptions::transport (default
+// TESSERA_TRANSPORT): auto/nccl = grouped send/recv on the group (NCCL for device buffers where
+// every rank has its own GPU, else MPI; host buffers always MPI); mpi = device buffers through MPI
+// (CUDA-aware or staged); ipc = within a node, cudaMemcpyAsync (copy engines, no SM) into the
+// receivers' CUDA IPC windows, readiness by IPC events (across nodes: the group's NCCL).
+// Unpack: staged pieces are copied into place on the compute stream.
 // Pieces are cut into chunks along their first non-trivial axis (ExchangeOptions::chunks, default
 // settings().chunks_for(device): TESSERA_EXCHANGE_CHUNKS, 4 on GPUs and 1 on host; chunks of at
 // least TESSERA_EXCHANGE_CHUNK_MIB), so that packing chunk k+1 overlaps the transfer of chunk k;
@@ -15,11 +19,14 @@
 // chunk k+1 (an FFT stage) while chunk k travels. Nothing synchronizes the host.
 #pragma once
 #include <functional>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "tessera/comm/process_group.hpp"
 #include "tessera/distributed/layout.hpp"
 #include "tessera/local/array.hpp"
+#include "tessera/local/settings.hpp"
 #include "tessera/local/stream.hpp"
 
 namespace tessera::distributed {
@@ -52,7 +59,12 @@ struct ExchangeOptions {
   int chunks = 0;          ///< most chunks per piece; 0: settings().chunks_for(device)
   int chunk_mib = -1;      ///< least chunk size in MiB; -1: settings().exchange_chunk_mib
   const ExchangeChunking* chunking = nullptr;  ///< a producer (its count overrides `chunks`)
+  std::optional<Transport> transport;          ///< how device blocks travel; unset: settings().transport
 };
+
+/// The transport that exchanges over `g` on `d` with `t` actually use ("nccl", "mpi (staged_mpi)",
+/// "ipc", ...): auto resolves to the group's, ipc to the group's across nodes. Collective on first use.
+std::string exchange_transport_name(const comm::ProcessGroup& g, Device d, Transport t);
 
 /// Moves src to dst (collective over g: every rank calls it with the same boxes). `user` is the
 /// stream the source was written on; results are ordered on d's default stream, and `user` waits

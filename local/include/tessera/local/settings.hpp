@@ -11,6 +11,12 @@
 
 namespace tessera {
 
+/// How the exchange engine moves device blocks between ranks (TESSERA_TRANSPORT, or per call
+/// ExchangeOptions::transport; see tessera/distributed/exchange.hpp). Host buffers always use MPI.
+enum class Transport { automatic, nccl, nccl_window, ipc, mpi };
+/// "auto", "nccl", "nccl-window", "ipc" or "mpi".
+std::string transport_name(Transport t);
+
 struct Settings {
   // TESSERA_DEVICE: "" (one GPU per node-local rank, else host), host, cpu, cuda or cuda:N.
   std::string device;
@@ -38,6 +44,9 @@ struct Settings {
   // TESSERA_MPIIO_COLLECTIVE=1 / =0: collective / independent MPI-IO calls for .npy; unset: chosen
   // by the MPI (independent under Open MPI 4, see the README).
   std::optional<bool> mpiio_collective;
+  // TESSERA_TRANSPORT: auto (the group's: NCCL, or MPI where ranks share a GPU), nccl,
+  // nccl-window, ipc (CUDA IPC + copy engines within a node) or mpi.
+  Transport transport = Transport::automatic;
   // The launcher's rank (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID), -1 if none:
   // error messages use it before MPI is up.
   int launcher_rank = -1;
