@@ -11,6 +11,7 @@
 #include <tessera/tessera.hpp>
 #include <tessera/distributed/creation.hpp>
 #include <tessera/distributed/elementwise.hpp>
+#include <tessera/distributed/exchange.hpp>
 #include <tessera/distributed/halo.hpp>
 #include <tessera/distributed/redistribute.hpp>
 #include <tessera/distributed/reduce.hpp>
@@ -21,6 +22,8 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace po = boost::program_options;
@@ -33,17 +36,24 @@ int main(int argc, char** argv) {
   std::string tests;
   index_t n = index_t(1) << 28, m = 256, big = 1024;
   int warmup = 3, iters = 20;
+  std::string transport = "auto";
   opts.add_options()("help,h", "this help")
       ("tests", po::value(&tests)->default_value("triad,sum,halo,redist"), "comma-separated: triad,sum,halo,redist")
       ("n", po::value(&n), "elements per rank for triad and sum (default 2^28)")
       ("halo-n", po::value(&m), "per-rank edge of the halo array (default 256)")
       ("redist-n", po::value(&big), "global edge N of the redistributed N^3 array (default 1024)")
       ("warmup", po::value(&warmup), "untimed runs (default 3)")
-      ("iters", po::value(&iters), "timed runs, median reported (default 20)");
+      ("iters", po::value(&iters), "timed runs, median reported (default 20)")
+      ("transport", po::value(&transport)->default_value(transport), "exchange transport: auto, nccl, nccl-window, ipc, mpi");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, opts), vm);
     po::notify(vm);
+    const auto t = tessera::transport_from_name(transport);
+    if (!t) throw std::invalid_argument("--transport must be auto, nccl, nccl-window, ipc or mpi, not " + transport);
+    auto st = tessera::settings();
+    st.transport = *t;
+    tessera::set_settings(st);
   } catch (const std::exception& e) {
     if (rt.rank() == 0) std::fprintf(stderr, "bench_distributed: %s\n", e.what());
     return 2;
@@ -58,6 +68,8 @@ int main(int argc, char** argv) {
   const auto& s = tessera::Stream::default_for(d);
   const bool root = rt.rank() == 0;
   if (root) std::printf("# bench_distributed: %d ranks, device %s\n", p, tessera::device_description(d).c_str());
+  const auto ran = td::exchange_transport_name(world, d, tessera::settings().transport);
+  if (root) std::printf("# transport: %s (ran: %s)\n", transport.c_str(), ran.c_str());
   auto want = [&](const char* t) { return ("," + tests + ",").find(std::string(",") + t + ",") != std::string::npos; };
 
   const td::ProcessGrid line(world, {p});

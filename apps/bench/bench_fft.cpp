@@ -10,6 +10,7 @@
 #include <tessera/tessera.hpp>
 #include <tessera/distributed/creation.hpp>
 #include <tessera/distributed/elementwise.hpp>
+#include <tessera/distributed/exchange.hpp>
 #include <tessera/fft/fft.hpp>
 #include <tessera/distributed/reduce.hpp>
 #include <tessera/local/fft_plan.hpp>
@@ -36,7 +37,7 @@ namespace {
 struct Options {
   index_t nx = 0, ny = 0, nz = 0;
   int iters = 10, warmup = 3, chunks = 0, emulate = 0;
-  std::string type = "c2c", precision = "single", decomp = "auto";
+  std::string type = "c2c", precision = "single", decomp = "auto", transport = "auto";
 };
 
 // The plane wave's wavenumber: off every axis' zero and, for r2c, inside the stored half with no
@@ -163,7 +164,8 @@ int main(int argc, char** argv) {
       ("chunks", po::value(&o.chunks)->default_value(o.chunks), "transpose pipeline depth (0: the default)")  //
       ("iters", po::value(&o.iters)->default_value(o.iters), "timed runs of each direction (median)")  //
       ("warmup", po::value(&o.warmup)->default_value(o.warmup), "untimed runs first")  //
-      ("emulate", po::value(&o.emulate)->default_value(0), "one rank, c2c: time the local FFT stages of P ranks");
+      ("emulate", po::value(&o.emulate)->default_value(0), "one rank, c2c: time the local FFT stages of P ranks")  //
+      ("transport", po::value(&o.transport)->default_value(o.transport), "exchange transport: auto, nccl, nccl-window, ipc, mpi");
   po::positional_options_description pos;
   pos.add("nx", 1).add("ny", 1).add("nz", 1);
   try {
@@ -178,6 +180,11 @@ int main(int argc, char** argv) {
     require(o.type == "c2c" || o.type == "r2c", "--type must be c2c or r2c, not " + o.type);
     require(o.precision == "single" || o.precision == "double", "--precision must be single or double");
     require(o.decomp == "slab" || o.decomp == "pencil" || o.decomp == "auto", "--decomp must be slab, pencil or auto");
+    const auto t = tessera::transport_from_name(o.transport);
+    require(t.has_value(), "--transport must be auto, nccl, nccl-window, ipc or mpi, not " + o.transport);
+    auto st = tessera::settings();
+    st.transport = *t;
+    tessera::set_settings(st);
     require(o.nx >= 1 && o.ny >= 1 && o.nz >= 1 && o.iters >= 1 && o.warmup >= 0 && o.chunks >= 0,
             "need nx, ny, nz, --iters >= 1, --warmup >= 0 and --chunks >= 0");
   } catch (const std::exception& e) {
@@ -186,6 +193,10 @@ int main(int argc, char** argv) {
   }
   if (rt.rank() == 0)
     std::printf("# bench_fft: %d ranks, device %s\n", rt.size(), tessera::device_description(rt.device()).c_str());
+  {  // collective: every rank asks
+    const auto ran = tessera::distributed::exchange_transport_name(rt.world(), rt.device(), tessera::settings().transport);
+    if (rt.rank() == 0) std::printf("# transport: %s (ran: %s)\n", o.transport.c_str(), ran.c_str());
+  }
   const bool dbl = o.precision == "double", r2c = o.type == "r2c";
   if (o.emulate > 0) {
     if (rt.size() != 1 || r2c) {
