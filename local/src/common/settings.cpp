@@ -105,14 +105,18 @@ Settings Settings::parse(const Lookup& get) {
   if (auto v = get("TESSERA_MPIIO_COLLECTIVE"); v && !v->empty())
     s.mpiio_collective = parse_bool(get, "TESSERA_MPIIO_COLLECTIVE", false);
   if (auto v = get("TESSERA_TRANSPORT"); v && !v->empty()) {
-    constexpr Transport all[] = {Transport::automatic, Transport::nccl, Transport::nccl_window, Transport::ipc,
-                                 Transport::mpi};
-    const auto it = std::find_if(std::begin(all), std::end(all), [&](Transport t) { return transport_name(t) == *v; });
-    if (it == std::end(all)) bad("TESSERA_TRANSPORT", *v, "auto, nccl, nccl-window, ipc or mpi");
-    s.transport = *it;
+    const auto t = transport_from_name(*v);
+    if (!t) bad("TESSERA_TRANSPORT", *v, "auto, nccl, nccl-window, ipc or mpi");
+    s.transport = *t;
   }
   s.launcher_rank = rank_from(get);
   return s;
+}
+
+std::optional<Transport> transport_from_name(std::string_view name) {
+  for (Transport t : {Transport::automatic, Transport::nccl, Transport::nccl_window, Transport::ipc, Transport::mpi})
+    if (transport_name(t) == name) return t;
+  return std::nullopt;
 }
 
 std::string transport_name(Transport t) {

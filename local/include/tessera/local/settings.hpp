@@ -16,6 +16,8 @@ namespace tessera {
 enum class Transport { automatic, nccl, nccl_window, ipc, mpi };
 /// "auto", "nccl", "nccl-window", "ipc" or "mpi".
 std::string transport_name(Transport t);
+/// The transport of that name; nothing for an unknown one.
+std::optional<Transport> transport_from_name(std::string_view name);
 
 struct Settings {
   // TESSERA_DEVICE: "" (one GPU per node-local rank, else host), host, cpu, cuda or cuda:N.
