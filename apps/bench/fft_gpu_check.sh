@@ -11,7 +11,7 @@ set -uo pipefail
 build=${1:?build dir}
 mode=${2:-suite}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0 TESSERA_TRANSPORT=${TESSERA_TRANSPORT:-auto}
 mpi=(mpirun --oversubscribe -x NCCL_NVLS_ENABLE -x TESSERA_TRANSPORT)
 case $mode in
   suite)
@@ -40,7 +40,7 @@ case $mode in
     python3 "$here/peers/cupy_fft.py" --n 512 --what c2c,r2c
     python3 "$here/peers/cupy_fft.py" --n 1024 --what c2c
     for v in spectral kernel; do
-      "${mpi[@]}" -np 1 "$b/poisson" --n 512 --dtype double --iters 20 --variant $v | grep -E 'per solve|error'
+      "${mpi[@]}" -np 1 "$b/poisson/poisson" --n 512 --dtype double --iters 20 --variant $v | grep -E 'per solve|error'
     done
     python3 "$here/peers/cupy_fft.py" --n 512 --what poisson
     echo "== 2 ranks sharing the GPU, per transport (correctness, not speed)"

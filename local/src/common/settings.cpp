@@ -102,6 +102,7 @@ Settings Settings::parse(const Lookup& get) {
   s.fft_chunks = parse_int(get, "TESSERA_FFT_CHUNKS", s.fft_chunks, 0, "an integer >= 0 (0: the exchange's)");
   s.copy_blocks_per_sm = parse_int(get, "TESSERA_COPY_BLOCKS_PER_SM", s.copy_blocks_per_sm, 1, "an integer >= 1");
   s.copy_engine = parse_bool(get, "TESSERA_COPY_ENGINE", s.copy_engine);
+  s.fft_callbacks = parse_bool(get, "TESSERA_FFT_CALLBACKS", s.fft_callbacks);
   if (auto v = get("TESSERA_MPIIO_COLLECTIVE"); v && !v->empty())
     s.mpiio_collective = parse_bool(get, "TESSERA_MPIIO_COLLECTIVE", false);
   if (auto v = get("TESSERA_TRANSPORT"); v && !v->empty()) {
@@ -146,6 +147,7 @@ std::string Settings::str() const {
     << "TESSERA_FFT_CHUNKS=" << fft_chunks << "    (0: the exchange's)\n"
     << "TESSERA_COPY_BLOCKS_PER_SM=" << copy_blocks_per_sm << "\n"
     << "TESSERA_COPY_ENGINE=" << b(copy_engine) << "\n"
+    << "TESSERA_FFT_CALLBACKS=" << b(fft_callbacks) << "\n"
     << "TESSERA_MPIIO_COLLECTIVE=" << (mpiio_collective ? b(*mpiio_collective) : "") << "    (empty: by the MPI)\n"
     << "TESSERA_TRANSPORT=" << transport_name(transport) << "    (auto, nccl, nccl-window, ipc, mpi)\n";
   return o.str();

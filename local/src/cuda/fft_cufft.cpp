@@ -10,6 +10,7 @@
 #include <string>
 
 #include "../detail/fft_store_cuda.hpp"
+#include "tessera/local/settings.hpp"
 #include "../detail/fft_store_params.hpp"
 #include "tessera/local/cuda_check.hpp"
 #include "tessera/local/error.hpp"
@@ -79,7 +80,8 @@ class CufftPlan final : public PlanBackend {
     try {
       // A store multiply is a JIT-linked callback; should cuFFT refuse it (no nvJitLink, an old
       // driver), the plan works without and multiplies in a pass of its own after each transform.
-      callback_ = d.store_multiply && fft_callbacks_fatbin_size > 0 && make(true) == CUFFT_SUCCESS;
+      callback_ = d.store_multiply && settings().fft_callbacks && fft_callbacks_fatbin_size > 0 &&
+                  make(true) == CUFFT_SUCCESS;
       if (!callback_) TESSERA_CHECK_CUFFT(make(false));
     } catch (...) {
       release();

@@ -43,6 +43,9 @@ struct Settings {
   int copy_blocks_per_sm = 2;
   // TESSERA_COPY_ENGINE=1: packing by cudaMemcpy2DAsync (copy engines) instead of a kernel.
   bool copy_engine = false;
+  // TESSERA_FFT_CALLBACKS=0: cuFFT plans apply FFT scales and spectral factors in a pass of their
+  // own instead of in LTO store callbacks (for drivers without JIT linking, and for comparison).
+  bool fft_callbacks = true;
   // TESSERA_MPIIO_COLLECTIVE=1 / =0: collective / independent MPI-IO calls for .npy; unset: chosen
   // by the MPI (independent under Open MPI 4, see the README).
   std::optional<bool> mpiio_collective;
