@@ -2,6 +2,10 @@
 // without auto-allocated work areas; each execution takes its work area from the stream-ordered
 // pool (or the caller), so concurrent executions on different streams never share scratch.
 #include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
 #include <cufft.h>
 #include <cufftXt.h>
 
@@ -83,6 +87,11 @@ class CufftPlan final : public PlanBackend {
       callback_ = d.store_multiply && settings().fft_callbacks && fft_callbacks_fatbin_size > 0 &&
                   make(true) == CUFFT_SUCCESS;
       if (!callback_) TESSERA_CHECK_CUFFT(make(false));
+      // Say once why the multiply runs as a pass of its own (it costs a read and a write).
+      static bool said = false;
+      if (d.store_multiply && !callback_ && settings().fft_callbacks && settings().verbose && !said)
+        said = true, std::fprintf(stderr, "tessera: cuFFT store callback refused (%s): FFT scales run as a pass\n",
+                                  note_.empty() ? "no LTO-IR built" : note_.c_str());
     } catch (...) {
       release();
       throw;
@@ -157,24 +166,50 @@ class CufftPlan final : public PlanBackend {
     if (handle_) (void)cufftDestroy(std::exchange(handle_, 0));
     TESSERA_CHECK_CUFFT(cufftCreate(&handle_));
     cufftResult r = cufftSetAutoAllocation(handle_, 0);
-    if (r == CUFFT_SUCCESS && with_callback) {
-      const bool real_out = d_.kind == Kind::c2r, single = d_.precision == Precision::single;
-      const char* name = real_out ? (single ? "tessera_store_r" : "tessera_store_d") : (single ? "tessera_store_c" : "tessera_store_z");
-      const auto type = real_out ? (single ? CUFFT_CB_ST_REAL : CUFFT_CB_ST_REAL_DOUBLE)
-                                 : (single ? CUFFT_CB_ST_COMPLEX : CUFFT_CB_ST_COMPLEX_DOUBLE);
-      void* info[1] = {slot_};
-      r = cufftXtSetJITCallback(handle_, name, fft_callbacks_fatbin, fft_callbacks_fatbin_size, type, info);
-    }
+    if (r == CUFFT_SUCCESS && with_callback) r = set_callback();
     if (r == CUFFT_SUCCESS) {
       long long n[3], inembed[3], onembed[3];  // cuFFT takes non-const arrays
       for (int i = 0; i < 3; ++i) n[i] = d_.n[i], inembed[i] = d_.inembed[i], onembed[i] = d_.onembed[i];
       std::size_t ws = 0;
       r = cufftMakePlanMany64(handle_, d_.rank, n, inembed, d_.istride, d_.idist, onembed, d_.ostride, d_.odist,
                               type_, d_.batch, &ws);
+      if (r != CUFFT_SUCCESS && with_callback && fits_int()) {  // the 32-bit planner, on a fresh handle
+        note_ = "cufftMakePlanMany64 with the callback returned " + std::to_string(static_cast<int>(r));
+        (void)cufftDestroy(std::exchange(handle_, 0));
+        TESSERA_CHECK_CUFFT(cufftCreate(&handle_));
+        r = cufftSetAutoAllocation(handle_, 0);
+        if (r == CUFFT_SUCCESS) r = set_callback();
+        int ni[3], ii[3], oi[3];
+        for (int i = 0; i < 3; ++i)
+          ni[i] = static_cast<int>(d_.n[i]), ii[i] = static_cast<int>(d_.inembed[i]), oi[i] = static_cast<int>(d_.onembed[i]);
+        if (r == CUFFT_SUCCESS)
+          r = cufftMakePlanMany(handle_, d_.rank, ni, ii, static_cast<int>(d_.istride), static_cast<int>(d_.idist), oi,
+                                static_cast<int>(d_.ostride), static_cast<int>(d_.odist), type_,
+                                static_cast<int>(d_.batch), &ws);
+        if (r != CUFFT_SUCCESS) note_ += ", cufftMakePlanMany " + std::to_string(static_cast<int>(r));
+        else note_.clear();
+      }
       cufft_work_ = ws;
+    } else if (with_callback) {
+      note_ = "cufftXtSetJITCallback returned " + std::to_string(static_cast<int>(r));
     }
+    if (r != CUFFT_SUCCESS && with_callback && note_.empty())
+      note_ = "cufftMakePlanMany64 with the callback returned " + std::to_string(static_cast<int>(r));
     if (r != CUFFT_SUCCESS) (void)cufftDestroy(std::exchange(handle_, 0));
     return r;
+  }
+  cufftResult set_callback() {
+    const bool real_out = d_.kind == Kind::c2r, single = d_.precision == Precision::single;
+    const char* name = real_out ? (single ? "tessera_store_r" : "tessera_store_d") : (single ? "tessera_store_c" : "tessera_store_z");
+    const auto type = real_out ? (single ? CUFFT_CB_ST_REAL : CUFFT_CB_ST_REAL_DOUBLE)
+                               : (single ? CUFFT_CB_ST_COMPLEX : CUFFT_CB_ST_COMPLEX_DOUBLE);
+    void* info[1] = {slot_};
+    return cufftXtSetJITCallback(handle_, name, fft_callbacks_fatbin, fft_callbacks_fatbin_size, type, info);
+  }
+  bool fits_int() const {
+    long long total = d_.batch;
+    for (int i = 0; i < d_.rank; ++i) total *= std::max(d_.inembed[i], d_.onembed[i]);
+    return total * std::max<long long>({1, d_.istride, d_.ostride}) < (1LL << 31);
   }
   void release() noexcept {
     if (handle_) (void)cufftDestroy(handle_);
@@ -199,6 +234,7 @@ class CufftPlan final : public PlanBackend {
   cudaEvent_t done_ = nullptr;   // the last execution with a multiply ...
   mutable cudaStream_t last_ = nullptr;  // ... and its stream
   bool callback_ = false;
+  std::string note_;  // why cuFFT refused the callback
   mutable std::mutex mu_;
 };
 

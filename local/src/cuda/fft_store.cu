@@ -34,12 +34,28 @@ __global__ void multiply(T* out, StoreLayout l, StoreParams p) {
   }
 }
 
+// Contiguous output (the usual case): a flat pass, each element's offset its index.
+template <class T, class R>
+__global__ void multiply_flat(T* out, long long n, StoreParams p) {
+  for (long long t = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; t < n;
+       t += static_cast<long long>(gridDim.x) * blockDim.x)
+    mul(out[t], static_cast<R>(p.kind == 0 ? p.scale : store_factor(p, static_cast<unsigned long long>(t))));
+}
+
 template <class T, class R>
 void launch(void* out, const StoreLayout& l, const StoreParams& p, cudaStream_t s) {
   const long long n = l.batch * l.m[0] * l.m[1] * l.m[2];
   if (n == 0) return;
   const int threads = 256;
   const long long blocks = std::min<long long>((n + threads - 1) / threads, 1 << 16);
+  const long long count = l.m[0] * l.m[1] * l.m[2];
+  bool flat = l.ostride == 1 && (l.batch == 1 || l.odist == count);
+  for (int a = 1; a < l.rank; ++a) flat = flat && l.onembed[a] == l.m[a];
+  if (flat) {
+    multiply_flat<T, R><<<static_cast<unsigned>(blocks), threads, 0, s>>>(static_cast<T*>(out), n, p);
+    TESSERA_CHECK_CUDA(cudaGetLastError());
+    return;
+  }
   multiply<T, R><<<static_cast<unsigned>(blocks), threads, 0, s>>>(static_cast<T*>(out), l, p);
   TESSERA_CHECK_CUDA(cudaGetLastError());
 }
