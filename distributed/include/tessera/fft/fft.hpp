@@ -94,6 +94,10 @@ class Plan {
   Decomposition decomposition() const;
   /// The device the plan runs on.
   Device device() const;
+  /// The order of forward()'s output as {r, c}: position i*c + j holds frequency i + r*j. A 1-D
+  /// C2C plan over several ranks with transposed output gives its four-step factors {n1, n2};
+  /// every other plan {1, size}: natural order.
+  std::array<index_t, 2> output_order() const;
 
   /// Forward transform of `x`. Out of place: the input is left as it was.
   Array<Out, R> forward(const Array<In, R>& x, Norm norm = Norm::backward) const;
