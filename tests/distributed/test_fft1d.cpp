@@ -44,14 +44,14 @@ std::vector<C> in_order(const std::vector<C>& x, std::array<index_t, 2> order) {
 // x of length n in `layout` (balanced blocks by default): forward against FFTW (scaled by the
 // norm), in the plan's output order; backward(forward) against x; the input left alone.
 template <class In>
-void check(Device d, index_t n, fft::Norm norm, bool natural, std::vector<index_t> offsets = {}) {
+void check(Device d, index_t n, fft::Norm norm, bool natural, std::vector<index_t> offsets = {}, int chunks = 0) {
   const auto world = ts::comm::ProcessGroup::world();
   const td::ProcessGrid grid(world);
   const auto layout = offsets.empty() ? td::Layout<1>(grid, {n}, {0})
                                       : td::Layout<1>(grid, {n}, {0}, td::Layout<1>::Offsets{offsets}, {});
   const auto x0 = pattern<In>(n, static_cast<int>(n % 7) + 1);
   auto x = make<In, 1>(layout, d, x0);
-  const auto plan = fft::get_plan<In, 1>(layout, d, {.same_layout_output = natural});
+  const auto plan = fft::get_plan<In, 1>(layout, d, {.same_layout_output = natural, .chunks = chunks});
   auto y = plan->forward(x, norm);
   auto want = serial<In, 1>(x0, {n});
   const double f = norm_factor(norm, true, static_cast<double>(n));
@@ -115,6 +115,14 @@ TYPED_TEST(DistFft1d, UnevenInputBlocks) {
       check<double>(this->device(), n, fft::Norm::backward, natural, o);
     }
   }
+}
+TYPED_TEST(DistFft1d, ChunkedPipeline) {  // the local FFT of part k+1 while part k travels
+  for (int chunks : {2, 3, 7})
+    for (bool natural : {false, true}) {
+      check<std::complex<double>>(this->device(), 30, fft::Norm::ortho, natural, {}, chunks);
+      check<std::complex<float>>(this->device(), 1 << 12, fft::Norm::forward, natural, {}, chunks);
+      check<double>(this->device(), 97, fft::Norm::backward, natural, {}, chunks);
+    }
 }
 TYPED_TEST(DistFft1d, PlanLayoutsAndBatches) {
   const auto d = this->device();

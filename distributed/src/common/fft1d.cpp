@@ -109,10 +109,22 @@ struct C2c1d {
     distributed::exchange<C, D>(group(), {boxes(from), a}, {boxes(to), b}, work(), dev, {.chunks = chunks});
     return b;
   }
-  // `batch` transforms of length `len`: element t of batch b at [b*dist + t*stride] on both sides
-  // unless the output's stride/dist are given.
-  void fft(const C* i, C* o, index_t len, index_t batch, index_t is, index_t id, index_t os, index_t od,
-           int sign) const {
+  // The same, with `a` written by produce(lo, hi, stream) in parts [lo, hi) along `axis`: the
+  // local FFT of part k+1 runs while part k travels (exchange.hpp's ExchangeChunking).
+  template <class F>
+  local::Array<C, 2> move(const local::Array<C, 2>& a, const Layout<2>& from, const Layout<2>& to, int axis,
+                          F produce) const {
+    local::Array<C, 2> b(to.local_shape(), dev);
+    const index_t e = a.shape()[axis];
+    const distributed::ExchangeChunking ch{axis, chunks, [&](int s, int k, const Stream& on) {
+                                             produce(e * s / k, e * (s + 1) / k, on);
+                                           }};
+    distributed::exchange<C, 2>(group(), {boxes(from), a}, {boxes(to), b}, work(), dev, {.chunking = &ch});
+    return b;
+  }
+  // `batch` transforms of length `len`: element t of transform b at [b*dist + t*stride].
+  void fft(const C* i, C* o, index_t len, index_t batch, index_t is, index_t id, index_t os, index_t od, int sign,
+           const Stream& on) const {
     if (batch <= 0) return;
     lf::PlanDesc p;
     p.device = dev;
@@ -124,12 +136,10 @@ struct C2c1d {
     p.inembed[0] = p.onembed[0] = len;
     p.istride = is, p.idist = id, p.ostride = os, p.odist = od;
     p.in_place = i == o;
-    lf::get_plan(p)->execute(i, o, sign < 0 ? lf::Direction::forward : lf::Direction::backward, work());
+    lf::get_plan(p)->execute(i, o, sign < 0 ? lf::Direction::forward : lf::Direction::backward, on);
   }
-  void twiddle(C* d, index_t rows, index_t cols, index_t row0, index_t col0, index_t m, bool square, int sign,
-               double scale) const {
-    if (rows * cols == 0) return;
-    distributed::detail::twiddle_kernel<Real>(d, {rows, cols, row0, col0, m, square, sign, scale}, work());
+  void twiddle(C* d, distributed::detail::Twiddle t, const Stream& on) const {
+    if (t.rows * t.cols > 0) distributed::detail::twiddle_kernel<Real>(d, t, on);
   }
 
   // The four-step pass over an N1 x N2 view (rows of N2 in, see fft1d.hpp); the output is C
@@ -139,30 +149,34 @@ struct C2c1d {
     const auto rl = rows.local_shape()[0];
     auto b = move<2>(x.template reshape<2>({rl, N2}), rows, cols);  // N1 x cl
     const index_t cl = b.shape()[1], c0 = cols.local_box().lo[1];
-    fft(b.data(), b.data(), N1, cl, cl, 1, cl, 1, sign);
-    twiddle(b.data(), N1, cl, 0, c0, N1 * N2, false, sign, scale);
-    auto c = move<2>(b, cols, rows);  // rl x N2
+    auto c = move(b, cols, rows, 1, [&](index_t lo, index_t hi, const Stream& on) {  // columns [lo, hi)
+      fft(b.data() + lo, b.data() + lo, N1, hi - lo, cl, 1, cl, 1, sign, on);
+      twiddle(b.data() + lo, {N1, hi - lo, cl, 0, c0 + lo, N1 * N2, false, sign, scale}, on);
+    });  // rl x N2
     if (!nat) {
-      fft(c.data(), c.data(), N2, rl, 1, N2, 1, N2, sign);
+      fft(c.data(), c.data(), N2, rl, 1, N2, 1, N2, sign, work());
       return c.template reshape<1>({rl * N2});
     }
     local::Array<C, 2> d({N2, rl}, dev);  // rows stored transposed: columns of the N2 x N1 result
-    fft(c.data(), d.data(), N2, rl, 1, N2, rl, 1, sign);
     const Layout<2> tcols(g, {N2, N1}, {-1, 0}), trows(g, {N2, N1}, {0, -1});
-    auto e = move<2>(d, tcols, trows);
+    auto e = move(d, tcols, trows, 1, [&](index_t lo, index_t hi, const Stream& on) {
+      fft(c.data() + lo * N2, d.data() + lo, N2, hi - lo, 1, N2, rl, 1, sign, on);
+    });
     return e.template reshape<1>({e.size()});
   }
   // The inverse order of the transposed four-step: C split by rows back to x in rows of n2.
   Buf<C> four_step_back(const Buf<C>& y, int sign, double scale) const {
     const Layout<2> rows(g, {n1, n2}, {0, -1}), cols(g, {n1, n2}, {-1, 0});
-    const auto rl = rows.local_shape()[0];
+    const auto rl = rows.local_shape()[0], r0 = rows.local_box().lo[0];
     local::Array<C, 2> a({rl, n2}, dev);  // out of place: y is the caller's
-    fft(y.data(), a.data(), n2, rl, 1, n2, 1, n2, sign);
-    twiddle(a.data(), rl, n2, rows.local_box().lo[0], 0, n, false, sign, scale);
-    auto b = move<2>(a, rows, cols);
+    auto b = move(a, rows, cols, 0, [&](index_t lo, index_t hi, const Stream& on) {  // rows [lo, hi)
+      fft(y.data() + lo * n2, a.data() + lo * n2, n2, hi - lo, 1, n2, 1, n2, sign, on);
+      twiddle(a.data() + lo * n2, {hi - lo, n2, n2, r0 + lo, 0, n, false, sign, scale}, on);
+    });
     const index_t cl = b.shape()[1];
-    fft(b.data(), b.data(), n1, cl, cl, 1, cl, 1, sign);
-    auto e = move<2>(b, cols, rows);
+    auto e = move(b, cols, rows, 1, [&](index_t lo, index_t hi, const Stream& on) {
+      fft(b.data() + lo, b.data() + lo, n1, hi - lo, cl, 1, cl, 1, sign, on);
+    });
     return e.template reshape<1>({e.size()});
   }
   // Bluestein: X[k] = c_k * sum_j (x_j c_j) conj(c_(k-j)), c_j = exp(sign*i*pi*j^2/n).
@@ -170,7 +184,7 @@ struct C2c1d {
     const auto lo = in.local_box().lo[0];
     Buf<C> a(x.shape(), dev);
     local::copy(a, x);
-    twiddle(a.data(), a.size(), 1, lo, 0, 2 * n, true, sign, 1.0);
+    twiddle(a.data(), {a.size(), 1, 1, lo, 0, 2 * n, true, sign, 1.0}, work());
     Buf<C> pad(inner->in.local_shape(), dev);
     local::fill(pad, C{});
     distributed::exchange<C, 1>(group(), {boxes(in, n), a}, {boxes(inner->in, inner->n), pad}, work(), dev,
@@ -182,7 +196,7 @@ struct C2c1d {
     Buf<C> r(in.local_shape(), dev);
     distributed::exchange<C, 1>(group(), {boxes(inner->in, n), conv.slice(0, 0, mine.shape()[0])},
                                 {boxes(in, n), r}, work(), dev, {.chunks = chunks});
-    twiddle(r.data(), r.size(), 1, lo, 0, 2 * n, true, sign, scale);
+    twiddle(r.data(), {r.size(), 1, 1, lo, 0, 2 * n, true, sign, scale}, work());
     return r;
   }
 

@@ -22,8 +22,9 @@ __global__ void twiddle_kernel(V* data, Twiddle t) {
     double s, co;
     sincospi(t.sign * x * static_cast<double>(twiddle_index(t.row0, t.col0, r, c, t.modulus, t.square)), &s, &co);
     const Real fr = static_cast<Real>(t.scale * co), fi = static_cast<Real>(t.scale * s);
-    V v = data[e];
-    data[e] = V{v.x * fr - v.y * fi, v.x * fi + v.y * fr};
+    V& d = data[r * (t.ld ? t.ld : t.cols) + c];
+    const V v = d;
+    d = V{v.x * fr - v.y * fi, v.x * fi + v.y * fr};
   }
 }
 

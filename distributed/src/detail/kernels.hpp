@@ -13,13 +13,14 @@
 
 namespace tessera::distributed::detail {
 
-// The 1-D FFT's phase factors on a contiguous row-major block of `rows` x `cols` complex values:
+// The 1-D FFT's phase factors on a row-major block of `rows` x `cols` complex values, rows `ld`
+// apart (0: cols):
 // element (r, c) is multiplied by scale * exp(i * sign * 2*pi * p / modulus), where
 // p = i*j mod modulus (twiddles of the four-step algorithm: i = row0 + r, j = col0 + c) or
 // p = i*i mod modulus (Bluestein's chirp; cols == 1). Indices reduced exactly in integers, so
 // the phase keeps full precision however long the transform.
 struct Twiddle {
-  index_t rows = 0, cols = 0, row0 = 0, col0 = 0, modulus = 1;
+  index_t rows = 0, cols = 0, ld = 0, row0 = 0, col0 = 0, modulus = 1;
   bool square = false;
   int sign = -1;
   double scale = 1.0;

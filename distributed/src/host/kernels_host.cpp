@@ -70,7 +70,7 @@ template <class Real> void twiddle(std::complex<Real>* data, const Twiddle& t, v
     for (index_t c = 0; c < t.cols; ++c) {
       const double a = t.sign * w * static_cast<double>(twiddle_index(t.row0, t.col0, r, c, t.modulus, t.square));
       const std::complex<double> f(t.scale * std::cos(a), t.scale * std::sin(a));
-      auto& e = data[r * t.cols + c];
+      auto& e = data[r * (t.ld ? t.ld : t.cols) + c];
       e = std::complex<Real>(std::complex<double>(e) * f);
     }
 }
