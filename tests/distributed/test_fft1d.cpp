@@ -29,7 +29,9 @@ double norm_factor(fft::Norm norm, bool forward, double n) {
   return (norm == fft::Norm::forward) == forward ? 1 / n : 1.0;
 }
 // Float error grows with log n (and Bluestein's longer transform).
-template <class T> double tol1d(index_t n) { return tol<T>() * (sizeof(typename Real<T>::type) == 4 ? 4 : 10) * std::log2(n + 2); }
+template <class T> double tol1d(index_t n) {
+  return tol<T>() * (sizeof(typename Real<T>::type) == 4 ? 4 : 10) * std::log2(n + 2);
+}
 
 // The serial spectrum in the plan's output order: position i*c + j holds X[i + r*j].
 template <class C>

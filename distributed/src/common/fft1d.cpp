@@ -2,8 +2,10 @@
 // R2C/C2R through the complex transform.
 #include "fft1d.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
+#include <numbers>
 #include <string>
 #include <vector>
 
@@ -91,7 +93,8 @@ struct C2c1d {
       for (index_t m = box.lo[0]; m < box.hi[0]; ++m) {
         const index_t k = m < n ? m : M - m < n ? M - m : -1;
         if (k < 0) continue;
-        const double a = -sign * std::numbers::pi * static_cast<double>(distributed::detail::mul_mod(k, k, 2 * n)) / static_cast<double>(n);
+        const auto k2 = distributed::detail::mul_mod(k, k, 2 * n);  // exact: the phase's period is 2n
+        const double a = -sign * std::numbers::pi * static_cast<double>(k2) / static_cast<double>(n);
         b[m - box.lo[0]] = C(std::cos(a), std::sin(a));
       }
       Buf<C> bd(box.shape(), dev);
