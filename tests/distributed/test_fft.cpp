@@ -9,6 +9,7 @@
 
 #include "../device_test.hpp"
 #include "dist_test_util.hpp"
+#include "fft_test_util.hpp"
 #include "tessera/fft/fft.hpp"
 #include "tessera/distributed/redistribute.hpp"
 #include "tessera/local/fft_plan.hpp"
@@ -21,67 +22,8 @@ namespace lf = tessera::local::fft;
 using ts::Device;
 using ts::local::index_t;
 using td::testing::gather_to_host;
+using namespace td::testing::fft_util;
 
-template <class T> struct Real { using type = T; };
-template <class T> struct Real<std::complex<T>> { using type = T; };
-template <class T> constexpr bool is_complex = !std::is_same_v<T, typename Real<T>::type>;
-
-// A deterministic global array (the same on every rank).
-template <class T>
-std::vector<T> pattern(index_t n, int seed = 1) {
-  std::vector<T> v(n);
-  for (index_t i = 0; i < n; ++i) {
-    const double a = std::sin(0.37 * i + seed) + 0.25 * std::cos(1.3 * i * seed);
-    if constexpr (is_complex<T>) v[i] = T(a, std::cos(0.11 * i - seed));
-    else v[i] = static_cast<T>(a);
-  }
-  return v;
-}
-
-// The distributed array of `layout` holding `global` (row-major global values).
-template <class T, int R>
-td::Array<T, R> make(const td::Layout<R>& layout, Device d, const std::vector<T>& global) {
-  td::Array<T, R> a(layout, d);
-  const auto box = layout.local_box();
-  const auto s = box.shape();
-  const auto gs = ts::local::row_major_strides(layout.global_shape());
-  std::vector<T> mine(box.size());
-  for (index_t k = 0; k < box.size(); ++k) {
-    index_t rem = k, g = 0;
-    for (int ax = R - 1; ax >= 0; --ax) g += (box.lo[ax] + rem % s[ax]) * gs[ax], rem /= s[ax];
-    mine[k] = global[g];
-  }
-  ts::local::copy(a.interior(), ts::local::Array<T, R>::view(mine.data(), s, Device::host()));
-  return a;
-}
-
-// Serial unnormalized transform of the whole array on the host (FFTW).
-template <class In, int R>
-std::vector<std::complex<typename Real<In>::type>> serial(const std::vector<In>& x, const ts::distributed::Index<R>& n) {
-  using C = std::complex<typename Real<In>::type>;
-  std::vector<long long> dims(n.begin(), n.end());
-  lf::PlanDesc d;
-  d.device = Device::host();
-  d.kind = is_complex<In> ? lf::Kind::c2c : lf::Kind::r2c;
-  d.precision = sizeof(typename Real<In>::type) == 4 ? lf::Precision::single : lf::Precision::double_;
-  d.rank = R;
-  for (int a = 0; a < R; ++a) d.n[a] = n[a];
-  std::vector<C> out(lf::output_elements(lf::normalize(d)));
-  lf::get_plan(d)->execute(x.data(), out.data(), lf::Direction::forward);
-  return out;
-}
-
-template <class A, class B>
-double rel_err(const std::vector<A>& got, const std::vector<B>& want) {
-  double num = 0, den = 0;
-  EXPECT_EQ(got.size(), want.size());
-  for (std::size_t i = 0; i < std::min(got.size(), want.size()); ++i) {
-    num += std::norm(std::complex<double>(got[i]) - std::complex<double>(want[i]));
-    den += std::norm(std::complex<double>(want[i]));
-  }
-  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
-}
-template <class T> double tol() { return sizeof(typename Real<T>::type) == 4 ? 1e-5 : 1e-12; }
 
 // forward against the serial transform, then backward back to the input.
 template <class In, int R>
@@ -139,15 +81,9 @@ TYPED_TEST(DistFft, SameLayoutOutputAndOneRankAxes) {
   check<std::complex<double>, 3>(this->device(), {6, 5, 4}, {.same_layout_output = true});
   check<std::complex<double>, 2>(this->device(), {1, 8});  // axes shorter than the grid: empty blocks
 }
-TYPED_TEST(DistFft, OneDimensional) {
-  const auto world = ts::comm::ProcessGroup::world();
-  if (world.size() == 1) {
-    check<std::complex<double>, 1>(this->device(), {24});
-    check<float, 1>(this->device(), {15});
-  } else {
-    const auto l = td::Layout<1>::block(td::ProcessGrid(world), {24});
-    EXPECT_THROW((fft::Plan<std::complex<double>, 1>(l, this->device())), ts::InvalidArgument);
-  }
+TYPED_TEST(DistFft, OneDimensional) {  // several ranks: test_fft1d.cpp
+  check<std::complex<double>, 1>(this->device(), {24}, {.same_layout_output = true});
+  check<float, 1>(this->device(), {15});
 }
 
 TYPED_TEST(DistFft, NormsMatchNumpy) {

@@ -256,9 +256,12 @@ TEST(BadArgs, FftPencilOf2dArray) {
   o.decomposition = fft::Decomposition::pencil;
   EXPECT_ERROR(InvalidArgument, (fft::Plan<cplx, 2>(Layout<2>::block(grid1(), {8, 8}), host, o)), "pencil", "2-D");
 }
-TEST(BadArgs, Fft1dOnSeveralRanks) {
-  if (world().size() < 2) GTEST_SKIP() << "a 1-D FFT on one rank is legal";
-  EXPECT_ERROR(InvalidArgument, (fft::Plan<cplx, 1>(Layout<1>::block(grid1(), {16}), host)), "one rank", np_str());
+TEST(BadArgs, Fft1dSpectralOnSeveralRanks) {
+  if (world().size() < 2) GTEST_SKIP() << "a 1-D spectral multiply on one rank is legal";
+  fft::Plan<cplx, 1> p(Layout<1>::block(grid1(), {16}), host);
+  auto x = zeros<cplx, 1>(Layout<1>::block(grid1(), {16}), host);
+  EXPECT_ERROR(InvalidArgument, p.forward(x, fft::Norm::backward, fft::Spectral{fft::Spectral::Kind::laplacian}),
+               "Spectral multiply", np_str() + " ranks", "four-step 4 x 4");
 }
 TEST(BadArgs, FftInputOfWrongShape) {
   fft::Plan<cplx, 2> p(Layout<2>::block(grid1(), {8, 8}), host);

@@ -56,6 +56,9 @@ void arg_combine_kernel(const T* vals, const index_t* idx, int parts, index_t m,
 template <class Real> void scale_kernel(Real* data, std::size_t n, double factor, const Stream& s) {
   TESSERA_DISPATCH(scale(data, n, factor, s.native()))
 }
+template <class Real> void twiddle_kernel(std::complex<Real>* data, const Twiddle& t, const Stream& s) {
+  TESSERA_DISPATCH(twiddle(data, t, s.native()))
+}
 #undef TESSERA_DISPATCH
 
 bool copy_rows_kernel(void* dst, std::size_t dpitch, const void* src, std::size_t spitch, std::size_t row_bytes,
@@ -75,7 +78,8 @@ bool copy_rows_kernel(void* dst, std::size_t dpitch, const void* src, std::size_
 #define TESSERA_REAL_FILLS(T)                                                                             \
   template void uniform_kernel<T>(T*, const IndexMap&, std::uint64_t, T, T, T, const Stream&);            \
   template void normal_kernel<T>(T*, const IndexMap&, std::uint64_t, T, T, const Stream&);                \
-  template void scale_kernel<T>(T*, std::size_t, double, const Stream&);
+  template void scale_kernel<T>(T*, std::size_t, double, const Stream&);                                 \
+  template void twiddle_kernel<T>(std::complex<T>*, const Twiddle&, const Stream&);
 #define TESSERA_INTEGER_FILLS(T) \
   template void integers_kernel<T>(T*, const IndexMap&, std::uint64_t, T, std::uint64_t, const Stream&);
 #define TESSERA_ARG_COMBINE(T) \

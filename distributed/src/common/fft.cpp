@@ -16,6 +16,7 @@
 #include <typeinfo>
 
 #include "../detail/kernels.hpp"
+#include "fft1d.hpp"
 #include "tessera/distributed/consistency.hpp"
 #include "tessera/distributed/exchange.hpp"
 #include "tessera/local/context.hpp"
@@ -133,15 +134,13 @@ struct detail::Engine {
   int chunks = 1;
   std::vector<Stage> stages;
   Index<R> n{};  // real-space (logical) global shape
+  std::unique_ptr<Line<In>> line;  // 1-D over several ranks: all of the work (stages: its output layout)
 
   Engine(const Layout<R>& l, Device d, Options o) : in(l), first(l), dev(d), opt(o) {
     n = l.global_shape();
     const int P = l.grid().size();
     for (int a = 0; a < R; ++a)
       if (n[a] < 1) throw InvalidArgument("fft: global shape " + Layout<R>::idx_str(n) + " has an empty axis", d);
-    if constexpr (R == 1) {
-      if (P > 1) throw InvalidArgument("fft: a 1-D transform needs one rank; got " + std::to_string(P), d);
-    }
     Index<R> nc = n;
     if (real_input) nc[R - 1] = n[R - 1] / 2 + 1;
     Decomposition want = o.decomposition;
@@ -149,6 +148,15 @@ struct detail::Engine {
       throw InvalidArgument("fft: a pencil decomposition needs a 3-D array, not " + std::to_string(R) + "-D", d);
     if (want == Decomposition::automatic) want = (R == 3 && P > n[0]) ? Decomposition::pencil : Decomposition::slab;
     decomp = want;
+    chunks = o.chunks > 0 ? o.chunks : settings().fft_chunks_for(d.is_cuda());
+    if constexpr (R == 1) {
+      if (P > 1) {  // the four-step / Bluestein transform of fft1d.hpp
+        line = std::make_unique<Line<In>>(l, d, o.same_layout_output, chunks);
+        stages.push_back({line->output_layout(), 0, 0});
+        first = line->input_layout();
+        return;
+      }
+    }
     using Split = typename Layout<R>::Split;
     auto split = [](std::initializer_list<int> s) {
       Split sp;
@@ -171,7 +179,6 @@ struct detail::Engine {
       stages.push_back({Layout<R>(g, nc, split({-1, 0, 1})), 0, 0});
     }
     first = Layout<R>(stages[0].layout.grid(), n, stages[0].layout.split());
-    chunks = o.chunks > 0 ? o.chunks : settings().fft_chunks_for(d.is_cuda());
   }
 
   const Layout<R>& out() const { return stages.back().layout; }
@@ -304,6 +311,20 @@ struct detail::Engine {
                                                        "fields", F, "in_place", in_place, "spectral",
                                                        static_cast<int>(sp.kind));
     auto src = blocks_of(xs, first, "forward");
+    if constexpr (R == 1) {
+      if (line) {
+        if (sp.kind != Spectral::Kind::none)
+          throw InvalidArgument("fft forward: a Spectral multiply is not defined for a 1-D transform over " +
+                                    std::to_string(group().size()) + " ranks (" + line->method() +
+                                    "); multiply its output instead",
+                                dev);
+        std::vector<Array<Out, R>> ys;
+        for (const auto& b : src) ys.push_back(Array<Out, R>::wrap(out(), line->forward(b, factor(norm, true))));
+        if (opt.same_layout_output)
+          for (auto& y : ys) y = distributed::redistribute(y, Layout<R>(in.grid(), out().global_shape(), in.split()));
+        return ys;
+      }
+    }
     std::vector<const In*> ptr;
     for (const auto& b : src) ptr.push_back(b.data());
     const auto kind = real_input ? lf::Kind::r2c : lf::Kind::c2c;
@@ -334,6 +355,13 @@ struct detail::Engine {
     const auto agreed = distributed::check_call<Out, R>("fft backward", in, dev, "y", ys[0].layout(), "norm", norm,
                                                         "fields", F, "in_place", in_place);
     auto src = blocks_of(ys, out(), "backward");
+    if constexpr (R == 1) {
+      if (line) {
+        std::vector<Array<In, R>> xs;
+        for (const auto& b : src) xs.push_back(Array<In, R>::wrap(first, line->backward(b, factor(norm, false))));
+        return xs;
+      }
+    }
     const int S = static_cast<int>(stages.size());
     local::Array<Out, R + 1> cur;
     if (in_place && F == 1 && !real_input) cur = src[0].template reshape<R + 1>(batched<R + 1>(1, block(out())));
@@ -370,6 +398,12 @@ template <class In, int R> const Layout<R>& Plan<In, R>::input_layout() const { 
 template <class In, int R> const Layout<R>& Plan<In, R>::output_layout() const { return engine_->out(); }
 template <class In, int R> Decomposition Plan<In, R>::decomposition() const { return engine_->decomp; }
 template <class In, int R> Device Plan<In, R>::device() const { return engine_->dev; }
+template <class In, int R> std::array<index_t, 2> Plan<In, R>::output_order() const {
+  if constexpr (R == 1) {
+    if (engine_->line) return engine_->line->output_order();
+  }
+  return {1, engine_->out().global_size()};
+}
 
 template <class In, int R>
 Array<typename Plan<In, R>::Out, R> Plan<In, R>::forward(const Array<In, R>& x, Norm norm) const {

@@ -1,9 +1,12 @@
 // The host kernels of the distributed layer (detail/kernels.hpp): plain loops over the same
 // philox.hpp functions as the CUDA kernels, hence bitwise identical values.
+#include <cmath>
 #include <complex>
+#include <numbers>
 
 #include "../detail/arg_combine.hpp"
 #include "../detail/kernels.hpp"
+#include "../detail/twiddle_phase.hpp"
 #include "tessera/local/element_types.hpp"
 #include "tessera/local/philox.hpp"
 
@@ -61,12 +64,23 @@ template <class Real> void scale(Real* data, std::size_t n, double factor, void*
   const Real f = static_cast<Real>(factor);
   for (std::size_t i = 0; i < n; ++i) data[i] *= f;
 }
+template <class Real> void twiddle(std::complex<Real>* data, const Twiddle& t, void*) {
+  const double w = 2 * std::numbers::pi / static_cast<double>(t.modulus);
+  for (index_t r = 0; r < t.rows; ++r)
+    for (index_t c = 0; c < t.cols; ++c) {
+      const double a = t.sign * w * static_cast<double>(twiddle_index(t.row0, t.col0, r, c, t.modulus, t.square));
+      const std::complex<double> f(t.scale * std::cos(a), t.scale * std::sin(a));
+      auto& e = data[r * (t.ld ? t.ld : t.cols) + c];
+      e = std::complex<Real>(std::complex<double>(e) * f);
+    }
+}
 
 #define TESSERA_ARANGE(T) template void arange_fill<T>(T*, const IndexMap&, void*);
 #define TESSERA_REAL_FILLS(T)                                                           \
   template void uniform_fill<T>(T*, const IndexMap&, std::uint64_t, T, T, T, void*);    \
   template void normal_fill<T>(T*, const IndexMap&, std::uint64_t, T, T, void*);        \
-  template void scale<T>(T*, std::size_t, double, void*);
+  template void scale<T>(T*, std::size_t, double, void*);                               \
+  template void twiddle<T>(std::complex<T>*, const Twiddle&, void*);
 #define TESSERA_INTEGER_FILLS(T) \
   template void integers_fill<T>(T*, const IndexMap&, std::uint64_t, T, std::uint64_t, void*);
 #define TESSERA_ARG_COMBINE(T) \

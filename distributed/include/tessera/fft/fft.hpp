@@ -7,6 +7,10 @@
 //  - pencil (3-D): a 2-D grid; FFT of axis 2 with axes 0,1 split, transpose, FFT of axis 1 with
 //    axes 0,2 split, transpose, FFT of axis 0 with axes 1,2 split. The default when ranks > n0.
 //  - one rank: a plain local FFT.
+//  - 1-D over several ranks: four-step n = n1*n2 over the exchange (fft1d.hpp in src/common;
+//    Bluestein for prime n, R2C/C2R through the complex transform). Output in transposed order:
+//    position k1*n2 + k2 holds X[k1 + n1*k2] (output_order() = {n1, n2}); same_layout_output
+//    gives natural order in the input's layout. Spectral multiplies are refused there.
 // Output layout (forward): the last stage's, the "natural transposed" one: slab -> axis 1 split
 // over the 1-D grid; pencil -> axes 1 and 2 split over grid axes 0 and 1. output_layout() says
 // which. Options::same_layout_output adds the transpose back to the input layout. backward()
@@ -94,6 +98,10 @@ class Plan {
   Decomposition decomposition() const;
   /// The device the plan runs on.
   Device device() const;
+  /// The order of forward()'s output as {r, c}: position i*c + j holds frequency i + r*j. A 1-D
+  /// C2C plan over several ranks with transposed output gives its four-step factors {n1, n2};
+  /// every other plan {1, size}: natural order.
+  std::array<index_t, 2> output_order() const;
 
   /// Forward transform of `x`. Out of place: the input is left as it was.
   Array<Out, R> forward(const Array<In, R>& x, Norm norm = Norm::backward) const;
