@@ -173,20 +173,19 @@ class CufftPlan final : public PlanBackend {
       std::size_t ws = 0;
       r = cufftMakePlanMany64(handle_, d_.rank, n, inembed, d_.istride, d_.idist, onembed, d_.ostride, d_.odist,
                               type_, d_.batch, &ws);
-      if (r != CUFFT_SUCCESS && with_callback && fits_int()) {  // the 32-bit planner, on a fresh handle
+      if (r != CUFFT_SUCCESS && with_callback) {  // the typed planner (what cuFFT's LTO samples use)
         note_ = "cufftMakePlanMany64 with the callback returned " + std::to_string(static_cast<int>(r));
         (void)cufftDestroy(std::exchange(handle_, 0));
         TESSERA_CHECK_CUFFT(cufftCreate(&handle_));
         r = cufftSetAutoAllocation(handle_, 0);
         if (r == CUFFT_SUCCESS) r = set_callback();
-        int ni[3], ii[3], oi[3];
-        for (int i = 0; i < 3; ++i)
-          ni[i] = static_cast<int>(d_.n[i]), ii[i] = static_cast<int>(d_.inembed[i]), oi[i] = static_cast<int>(d_.onembed[i]);
+        const bool sp = d_.precision == Precision::single;
+        const cudaDataType c = sp ? CUDA_C_32F : CUDA_C_64F, re = sp ? CUDA_R_32F : CUDA_R_64F;
+        const cudaDataType in = d_.kind == Kind::r2c ? re : c, out = d_.kind == Kind::c2r ? re : c;
         if (r == CUFFT_SUCCESS)
-          r = cufftMakePlanMany(handle_, d_.rank, ni, ii, static_cast<int>(d_.istride), static_cast<int>(d_.idist), oi,
-                                static_cast<int>(d_.ostride), static_cast<int>(d_.odist), type_,
-                                static_cast<int>(d_.batch), &ws);
-        if (r != CUFFT_SUCCESS) note_ += ", cufftMakePlanMany " + std::to_string(static_cast<int>(r));
+          r = cufftXtMakePlanMany(handle_, d_.rank, n, inembed, d_.istride, d_.idist, in, onembed, d_.ostride,
+                                  d_.odist, out, d_.batch, &ws, c);
+        if (r != CUFFT_SUCCESS) note_ += ", cufftXtMakePlanMany " + std::to_string(static_cast<int>(r));
         else note_.clear();
       }
       cufft_work_ = ws;
@@ -205,11 +204,6 @@ class CufftPlan final : public PlanBackend {
                                : (single ? CUFFT_CB_ST_COMPLEX : CUFFT_CB_ST_COMPLEX_DOUBLE);
     void* info[1] = {slot_};
     return cufftXtSetJITCallback(handle_, name, fft_callbacks_fatbin, fft_callbacks_fatbin_size, type, info);
-  }
-  bool fits_int() const {
-    long long total = d_.batch;
-    for (int i = 0; i < d_.rank; ++i) total *= std::max(d_.inembed[i], d_.onembed[i]);
-    return total * std::max<long long>({1, d_.istride, d_.ostride}) < (1LL << 31);
   }
   void release() noexcept {
     if (handle_) (void)cufftDestroy(handle_);
