@@ -93,7 +93,10 @@ int run(tessera::Runtime& rt, const Options& o) {
   }
 
   auto solve = [&] {
-    if (spectral) return plan->backward(plan->forward(f, fft::Norm::backward, {fft::Spectral::Kind::inverse_laplacian}));
+    if (spectral) {  // the spectrum is a temporary: the C2R may overwrite it (no copy)
+      auto F = plan->forward(f, fft::Norm::backward, {fft::Spectral::Kind::inverse_laplacian});
+      return plan->backward_in_place(F);
+    }
     auto F = plan->forward(f);
     F = F * mult;  // one fused kernel per rank
     return plan->backward(F);

@@ -425,9 +425,7 @@ Array<typename Plan<In, R>::Out, R> Plan<In, R>::forward_in_place(Array<In, R>& 
   return engine_->forward({x}, norm, true)[0];
 }
 template <class In, int R>
-Array<In, R> Plan<In, R>::backward_in_place(Array<Out, R>& y, Norm norm) const
-  requires(!real_input)
-{
+Array<In, R> Plan<In, R>::backward_in_place(Array<Out, R>& y, Norm norm) const {
   return engine_->backward({y}, norm, true)[0];
 }
 template <class In, int R>

@@ -113,9 +113,9 @@ class Plan {
   /// Forward transform in place (C2C): x's memory is the work area (its contents are lost); saves one buffer.
   Array<Out, R> forward_in_place(Array<In, R>& x, Norm norm = Norm::backward) const
     requires(!real_input);
-  /// Backward transform in place (C2C): y's memory is the work area (its contents are lost).
-  Array<In, R> backward_in_place(Array<Out, R>& y, Norm norm = Norm::backward) const
-    requires(!real_input);
+  /// Backward transform in place: y's memory is the work area (its contents are lost). C2C: the
+  /// result lives there; C2R: the transform may overwrite y instead of reading a copy of it.
+  Array<In, R> backward_in_place(Array<Out, R>& y, Norm norm = Norm::backward) const;
   /// Batched forward: several fields of the same layout, each transpose moves them all at once.
   std::vector<Array<Out, R>> forward(const std::vector<Array<In, R>>& xs, Norm norm = Norm::backward) const;
   /// Batched backward transform.
