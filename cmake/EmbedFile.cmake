@@ -6,5 +6,5 @@ math(EXPR bytes "${n} / 2")
 string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," body "${hex}")
 string(REGEX REPLACE "((0x..,){32})" "\\1\n" body "${body}")
 file(WRITE "${OUT}" "// Generated from ${IN} by cmake/EmbedFile.cmake.\n#include <cstddef>\nnamespace ${NAMESPACE} {\n"
-     "extern const unsigned char ${SYMBOL}[] = {\n${body}0};\n"
+     "alignas(64) extern const unsigned char ${SYMBOL}[] = {\n${body}0};\n"
      "extern const std::size_t ${SYMBOL}_size = ${bytes};\n}\n")

@@ -235,6 +235,7 @@ TYPED_TEST(FftPlan, StoreMultiplyScalesEveryOutputElement) {
     for (auto& v : x) v = cld(u(gen), d.kind == Kind::r2c ? 0.0 : u(gen));
     PlanDesc dm = d;
     dm.store_multiply = true;
+    dm.store_spectral = m.spectral != fft::StoreMultiply::Spectral::none;
     const bool sp = d.precision == Precision::single;
     const auto plain = sp ? run<float>(d, dir, x, false) : run<double>(d, dir, x, false);
     const auto got = sp ? run<float>(dm, dir, x, false, &m) : run<double>(dm, dir, x, false, &m);
@@ -292,6 +293,11 @@ TYPED_TEST(FftPlan, StoreMultiplyScalesEveryOutputElement) {
   }());
   Buffer a(8 * 16, dev), b(8 * 16, dev);
   EXPECT_THROW(plan->execute(a.data(), b.data(), Direction::forward, tessera::Stream::default_for(dev), bad),
+               tessera::InvalidArgument);
+  // A spectral factor on a plan made for scales only (store_spectral false) is refused too.
+  fft::StoreMultiply lap1 = bad;
+  lap1.dims = 1, lap1.block = {8, 0, 0, 0}, lap1.n = {8, 0, 0, 0}, lap1.k = {1, 0, 0, 0};
+  EXPECT_THROW(plan->execute(a.data(), b.data(), Direction::forward, tessera::Stream::default_for(dev), lap1),
                tessera::InvalidArgument);
   auto plain = fft::get_plan(fft::make_desc(dev, Kind::c2c, Precision::double_, {8}));
   EXPECT_THROW(plain->execute(a.data(), b.data(), Direction::forward, tessera::Stream::default_for(dev), half),

@@ -173,7 +173,7 @@ std::string to_string(const PlanDesc& d) {
      << " batch " << d.batch << " in" << str(d.inembed, r) << "/" << d.istride << "/" << d.idist
      << " out" << str(d.onembed, r) << "/" << d.ostride << "/" << d.odist
      << (d.in_place ? " in-place" : "") << (d.preserve_input ? "" : " destroy-input")
-     << (d.store_multiply ? " store-multiply" : "") << " on "
+     << (d.store_multiply ? (d.store_spectral ? " store-multiply-spectral" : " store-multiply") : "") << " on "
      << d.device.str();
   return os.str();
 }
@@ -197,6 +197,9 @@ void Plan::execute(const void* in, void* out, Direction dir, const Stream& strea
   if (!desc_.store_multiply)
     throw InvalidArgument(cat("fft execute (", to_string(desc_), "): a StoreMultiply needs a store_multiply plan"),
                           desc_.device);
+  if (mult.spectral != StoreMultiply::Spectral::none && !desc_.store_spectral)
+    throw InvalidArgument(cat("fft execute (", to_string(desc_), "): a spectral StoreMultiply needs a plan made with ",
+                              "store_spectral"), desc_.device);
   if (mult.dims < 0 || mult.dims > 4 || (mult.spectral != StoreMultiply::Spectral::none && mult.dims == 0))
     throw InvalidArgument(cat("fft execute (", to_string(desc_), "): StoreMultiply dims ", mult.dims,
                               " must be 1..4 with a spectral factor (0..4 without)"), desc_.device);
@@ -285,5 +288,6 @@ std::size_t std::hash<tessera::local::fft::PlanDesc>::operator()(const tessera::
   mix(d.in_place);
   mix(d.preserve_input);
   mix(d.store_multiply);
+  mix(d.store_spectral);
   return h;
 }

@@ -199,7 +199,9 @@ class CufftPlan final : public PlanBackend {
   }
   cufftResult set_callback() {
     const bool real_out = d_.kind == Kind::c2r, single = d_.precision == Precision::single;
-    const char* name = real_out ? (single ? "tessera_store_r" : "tessera_store_d") : (single ? "tessera_store_c" : "tessera_store_z");
+    static const char* const names[2][4] = {{"tessera_scale_c", "tessera_scale_z", "tessera_scale_r", "tessera_scale_d"},
+                                             {"tessera_store_c", "tessera_store_z", "tessera_store_r", "tessera_store_d"}};
+    const char* name = names[d_.store_spectral ? 1 : 0][(real_out ? 2 : 0) + (single ? 0 : 1)];
     const auto type = real_out ? (single ? CUFFT_CB_ST_REAL : CUFFT_CB_ST_REAL_DOUBLE)
                                : (single ? CUFFT_CB_ST_COMPLEX : CUFFT_CB_ST_COMPLEX_DOUBLE);
     void* info[1] = {slot_};

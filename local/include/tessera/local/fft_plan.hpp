@@ -52,6 +52,9 @@ struct PlanDesc {
   // Every output element is multiplied as it is stored (execute() with a StoreMultiply): a cuFFT
   // LTO store callback, or FFTW's loop right after the transform. No extra pass over the data.
   bool store_multiply = false;
+  // With store_multiply: executions may carry a spectral factor (StoreMultiply::spectral); false
+  // keeps the store to a scale (a lighter callback, which cuFFT accepts where it refuses the other).
+  bool store_spectral = false;
 
   bool operator==(const PlanDesc&) const = default;
 };
