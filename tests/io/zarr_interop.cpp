@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <string>
 #include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "tessera/io/zarr.hpp"
 
@@ -38,11 +40,11 @@ index_t flat_of(const Box<R>& b, const Index<R>& global, index_t k) {
 int failures = 0;
 
 template <class T, int R>
-void write(const std::string& path, const Layout<R>& l, Index<R> chunks, io::Compressor c) {
+void write(const std::string& path, const Layout<R>& l, Index<R> chunks, const io::ZarrWriteOptions& o) {
   Array<T, R> a(l, Device::host());
   const auto b = l.local_box();
   for (index_t k = 0; k < b.size(); ++k) a.interior().data()[k] = value<T>(flat_of<R>(b, l.global_shape(), k));
-  io::save_zarr(path, a, chunks, c);
+  io::save_zarr(path, a, chunks, o);
 }
 
 // Checks this rank's block; `fill_from`: flat indices from there on hold `fill` (never written).
@@ -63,6 +65,20 @@ void check(const std::string& path, const Layout<R>& l, index_t fill_from = -1, 
   }
 }
 
+// The v2 compressors of zarr_check.py's CODECS, by the same names.
+std::vector<std::pair<std::string, io::Codec>> codecs() {
+  using io::BloscCodec, io::Codec, io::Compressor, io::Shuffle;
+  return {{"none", Compressor::none},
+          {"zlib", Compressor::zlib},
+          {"gzip", Compressor::gzip},
+          {"zstd", Compressor::zstd},
+          {"blosc_lz4_shuffle", Codec{}},
+          {"blosc_lz4hc_noshuffle", Codec::make_blosc(BloscCodec::lz4hc, 3, Shuffle::none)},
+          {"blosc_blosclz_bitshuffle", Codec::make_blosc(BloscCodec::blosclz, 5, Shuffle::bit)},
+          {"blosc_zstd", Codec::make_blosc(BloscCodec::zstd, 2)},
+          {"blosc_zlib", Codec::make_blosc(BloscCodec::zlib, 1)}};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -80,14 +96,21 @@ int main(int argc, char** argv) {
     using io::Compressor;
     try {
       if (mode == "write") {
-        write<double, 2>(dir + "/f8_2d_zlib", Layout<2>::block(g2, {17, 13}), {5, 4}, Compressor::zlib);
-        write<float, 2>(dir + "/f4_2d_none", Layout<2>(g1, {9, 6}, {-1, 0}), {4, 4}, Compressor::none);
+        write<double, 2>(dir + "/f8_2d_zlib", Layout<2>::block(g2, {17, 13}), {5, 4}, {Compressor::zlib});
+        write<float, 2>(dir + "/f4_2d_none", Layout<2>(g1, {9, 6}, {-1, 0}), {4, 4}, {Compressor::none});
         write<std::int32_t, 3>(dir + "/i4_3d_zlib", Layout<3>::block(ProcessGrid::balanced(world, 3), {7, 5, 3}),
-                               {3, 2, 2}, Compressor::zlib);
-        write<std::int64_t, 1>(dir + "/i8_1d_none", Layout<1>(g1, {11}, {0}), {4}, Compressor::none);
-        write<bool, 2>(dir + "/b1_2d_zlib", Layout<2>::block(g2, {6, 7}), {4, 3}, Compressor::zlib);
-        write<std::complex<float>, 1>(dir + "/c8_1d_none", Layout<1>(g1, {10}, {0}), {3}, Compressor::none);
-        write<std::complex<double>, 2>(dir + "/c16_2d_zlib", Layout<2>::block(g2, {5, 4}), {2, 3}, Compressor::zlib);
+                               {3, 2, 2}, {Compressor::zlib});
+        write<std::int64_t, 1>(dir + "/i8_1d_none", Layout<1>(g1, {11}, {0}), {4}, {Compressor::none});
+        write<bool, 2>(dir + "/b1_2d_zlib", Layout<2>::block(g2, {6, 7}), {4, 3}, {Compressor::zlib});
+        write<std::complex<float>, 1>(dir + "/c8_1d_none", Layout<1>(g1, {10}, {0}), {3}, {Compressor::none});
+        write<std::complex<double>, 2>(dir + "/c16_2d_zlib", Layout<2>::block(g2, {5, 4}), {2, 3}, {Compressor::zlib});
+        for (const auto& [name, c] : codecs()) {
+          write<float, 3>(dir + "/codec_" + name + "_f4", Layout<3>::block(g2, {7, 5, 4}), {3, 2, 4}, {c});
+          write<std::complex<double>, 2>(dir + "/codec_" + name + "_c16", Layout<2>(g1, {6, 5}, {0, -1}), {4, 2}, {c});
+        }
+        io::ZarrWriteOptions fbe;
+        fbe.fortran_order = fbe.big_endian = true;
+        write<double, 3>(dir + "/f8_3d_F_BE", Layout<3>::block(g2, {6, 5, 4}), {4, 3, 2}, fbe);
       } else {
         if (!std::filesystem::exists(dir + "/done")) {
           if (world.rank() == 0) std::printf("no arrays from zarr-python in %s: skipped\n", dir.c_str());
@@ -103,6 +126,12 @@ int main(int argc, char** argv) {
         check<std::complex<float>, 1>(dir + "/c8_1d_none", Layout<1>(g1, {10}, {0}));
         check<std::complex<double>, 2>(dir + "/c16_2d_zlib", Layout<2>::block(g2, {5, 4}));
         check<double, 1>(dir + "/f8_1d_fill", Layout<1>(g1, {20}, {0}), 5, 7.0);  // chunks 2..4 missing
+        for (const auto& [name, c] : codecs()) {
+          check<float, 3>(dir + "/codec_" + name + "_f4", Layout<3>::block(g2, {7, 5, 4}));
+          check<std::complex<double>, 2>(dir + "/codec_" + name + "_c16", Layout<2>(g1, {6, 5}, {0, -1}));
+        }
+        check<double, 3>(dir + "/f8_3d_F_BE", Layout<3>::block(g2, {6, 5, 4}));
+        check<std::int32_t, 2>(dir + "/i4_2d_F_BE_blosc", Layout<2>(g1, {9, 7}, {-1, 0}));
       }
     } catch (const std::exception& e) {
       std::fprintf(stderr, "[rank %d] %s\n", world.rank(), e.what());

@@ -103,6 +103,7 @@ Settings Settings::parse(const Lookup& get) {
   s.copy_engine = parse_bool(get, "TESSERA_COPY_ENGINE", s.copy_engine);
   if (auto v = get("TESSERA_MPIIO_COLLECTIVE"); v && !v->empty())
     s.mpiio_collective = parse_bool(get, "TESSERA_MPIIO_COLLECTIVE", false);
+  s.io_threads = parse_int(get, "TESSERA_IO_THREADS", s.io_threads, 0, "an integer >= 0 (0: from the hardware)");
   s.launcher_rank = rank_from(get);
   return s;
 }
@@ -123,7 +124,8 @@ std::string Settings::str() const {
     << "TESSERA_FFT_CHUNKS=" << fft_chunks << "    (0: the exchange's)\n"
     << "TESSERA_COPY_BLOCKS_PER_SM=" << copy_blocks_per_sm << "\n"
     << "TESSERA_COPY_ENGINE=" << b(copy_engine) << "\n"
-    << "TESSERA_MPIIO_COLLECTIVE=" << (mpiio_collective ? b(*mpiio_collective) : "") << "    (empty: by the MPI)\n";
+    << "TESSERA_MPIIO_COLLECTIVE=" << (mpiio_collective ? b(*mpiio_collective) : "") << "    (empty: by the MPI)\n"
+    << "TESSERA_IO_THREADS=" << io_threads << "    (0: hardware threads / ranks on the node)\n";
   return o.str();
 }
 

@@ -1,5 +1,5 @@
 // The type-erased half of save_zarr/load_zarr (zarr.cpp): one rank's block as a contiguous host
-// buffer plus every rank's block, written to or read from a Zarr v2 directory store.
+// buffer plus every rank's block, written to or read from a Zarr v2 or v3 directory store.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -20,10 +20,10 @@ struct ZarrShard {
   std::vector<std::vector<std::int64_t>> lo, hi;  // per rank
   std::vector<char> canonical;  // rank's block is the one Layout::owner names (not a replica)
   void* host = nullptr;         // this rank's block, contiguous, row-major
-  bool durable = false;         // save: fsync every file written
   bool require_chunks = false;  // load: a missing chunk file is an IoError, not the fill value
 };
-void save_zarr_host(const std::string& dir, const ZarrShard& s, const std::vector<std::int64_t>& chunks, Compressor c);
+void save_zarr_host(const std::string& dir, const ZarrShard& s, const std::vector<std::int64_t>& chunks,
+                    const ZarrWriteOptions& o);
 void load_zarr_host(const std::string& dir, const ZarrShard& s);
 
 }  // namespace tessera::io::detail

@@ -38,6 +38,9 @@ struct Settings {
   // TESSERA_MPIIO_COLLECTIVE=1 / =0: collective / independent MPI-IO calls for .npy; unset: chosen
   // by the MPI (independent under Open MPI 4, see the README).
   std::optional<bool> mpiio_collective;
+  // TESSERA_IO_THREADS: threads per rank of the Zarr chunk pipeline; 0 = the node's hardware
+  // threads shared among its ranks.
+  int io_threads = 0;
   // The launcher's rank (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID), -1 if none:
   // error messages use it before MPI is up.
   int launcher_rank = -1;
