@@ -1,7 +1,9 @@
 // Zarr interop with zarr-python 2 (run by tests/io/io_zarr.cmake under mpirun):
 //   zarr_interop write DIR   writes the arrays that zarr_check.py check DIR verifies;
 //   zarr_interop read DIR    loads the arrays that zarr_check.py write DIR made and checks them
-//                            (exit 77, skipped, when DIR has no such arrays: no zarr-python).
+//                            (exit 77, skipped, when DIR has no such arrays: no zarr-python);
+//   zarr_interop write3 DIR / read3 DIR: the same for Zarr v3 with tensorstore_interop.py (on the
+//                            GPU machine, where tensorstore is: apps/bench/io_gpu_check.sh).
 // Values follow value() below and in zarr_check.py; exit 0 when every rank agrees all is well.
 #include <mpi.h>
 
@@ -86,7 +88,7 @@ int main(int argc, char** argv) {
   int rc = 0;
   {
     if (argc != 3) {
-      std::fprintf(stderr, "usage: zarr_interop write|read DIR\n");
+      std::fprintf(stderr, "usage: zarr_interop write|read|write3|read3 DIR\n");
       MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const std::string mode = argv[1], dir = argv[2];
@@ -95,7 +97,24 @@ int main(int argc, char** argv) {
     auto g2 = ProcessGrid::balanced(world, 2);
     using io::Compressor;
     try {
-      if (mode == "write") {
+      if (mode == "write3") {
+        io::ZarrWriteOptions o{io::Compressor::zstd};
+        o.format = 3;
+        write<float, 3>(dir + "/v3_f4_zstd", Layout<3>::block(g2, {37, 29, 11}), {8, 8, 11}, o);
+        o.compressor = io::Codec{}, o.shard = {16, 16, 11};
+        write<double, 3>(dir + "/v3_f8_shard_blosc", Layout<3>::block(g2, {37, 29, 11}), {8, 8, 11}, o);
+        o.compressor = io::Compressor::gzip, o.shard = {}, o.fortran_order = o.big_endian = true;
+        write<std::int32_t, 3>(dir + "/v3_i4_F_BE_gzip", Layout<3>(g1, {37, 29, 11}, {-1, 0, -1}), {8, 8, 11}, o);
+      } else if (mode == "read3") {
+        if (!std::filesystem::exists(dir + "/done")) {
+          if (world.rank() == 0) std::printf("no arrays from tensorstore in %s: skipped\n", dir.c_str());
+          MPI_Finalize();
+          return 77;
+        }
+        check<float, 3>(dir + "/ts_f4_zstd", Layout<3>::block(g2, {37, 29, 11}));
+        check<double, 3>(dir + "/ts_f8_shard_blosc", Layout<3>(g1, {37, 29, 11}, {0, -1, -1}));
+        check<std::int32_t, 3>(dir + "/ts_i4_transpose_gzip", Layout<3>::block(g2, {37, 29, 11}));
+      } else if (mode == "write") {
         write<double, 2>(dir + "/f8_2d_zlib", Layout<2>::block(g2, {17, 13}), {5, 4}, {Compressor::zlib});
         write<float, 2>(dir + "/f4_2d_none", Layout<2>(g1, {9, 6}, {-1, 0}), {4, 4}, {Compressor::none});
         write<std::int32_t, 3>(dir + "/i4_3d_zlib", Layout<3>::block(ProcessGrid::balanced(world, 3), {7, 5, 3}),

@@ -403,10 +403,12 @@ void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk
     const Vec lo = grid.lo(idx), hi = grid.hi(idx), ext = extent(lo, hi);
     const bool whole = ext == m.chunks && pieces.empty() && s.canonical[me] && contains(s.lo[me], s.hi[me], lo) &&
                        intersect_hi(hi, s.hi[me]) == hi;
-    if (whole && m.codecs.trivial() && contiguous_in(lo, ext, s.lo[me], s.hi[me])) {
-      // A raw chunk that is one run of this rank's block: written from the block, no copy.
-      write_file(path, static_cast<const char*>(s.host) + offset_in(lo, s.lo[me], s.hi[me]) * es, chunk_bytes, o.durable);
-      return;
+    if (whole && contiguous_in(lo, ext, s.lo[me], s.hi[me])) {
+      // A chunk that is one run of this rank's block: encoded (or written raw) from the block.
+      const char* run = static_cast<const char*>(s.host) + offset_in(lo, s.lo[me], s.hi[me]) * es;
+      if (m.codecs.trivial()) return write_file(path, run, chunk_bytes, o.durable);
+      const std::string out = encode_chunk(m.codecs, run, type, inner_threads);
+      return write_file(path, out.data(), out.size(), o.durable);
     }
     std::vector<char> buf(chunk_bytes, 0);  // the edges keep the fill value 0
     if (s.canonical[me])
@@ -451,24 +453,25 @@ void load_zarr_host(const std::string& dir, const ZarrShard& s) {
       const fs::path p = d / name;
       const Vec lo = grid.lo(idx), hi = grid.hi(idx), ext = extent(lo, hi);
       const Vec blo = intersect_lo(lo, s.lo[me]), bhi = intersect_hi(hi, s.hi[me]);
-      if (m.codecs.trivial() && ext == m.chunks && blo == lo && bhi == hi && contiguous_in(lo, ext, s.lo[me], s.hi[me])) {
-        // A raw chunk that is one run of this rank's block: read straight into the block.
-        if (read_exact(p, host + offset_in(lo, s.lo[me], s.hi[me]) * es, chunk_bytes)) return;
-      }
-      std::vector<char> buf(chunk_bytes);
+      const bool whole = ext == m.chunks && blo == lo && bhi == hi && contiguous_in(lo, ext, s.lo[me], s.hi[me]);
+      // A chunk that is one run of this rank's block is read (raw) or decoded straight into it.
+      char* dst = whole ? host + offset_in(lo, s.lo[me], s.hi[me]) * es : nullptr;
+      if (whole && m.codecs.trivial() && read_exact(p, dst, chunk_bytes)) return;
+      std::vector<char> buf(whole ? 0 : chunk_bytes);
+      char* out = whole ? dst : buf.data();
       std::string bytes;
       if (read_file(p, bytes)) {
         try {
-          decode_chunk(m.codecs, bytes, buf.data(), type, inner_threads);
+          decode_chunk(m.codecs, bytes, out, type, inner_threads);
         } catch (const IoError& e) {
           throw IoError("chunk " + name + ": " + e.message());
         }
       } else if (s.require_chunks) {
         throw IoError("chunk " + name + " is missing");
       } else {
-        for (std::size_t k = 0; k < buf.size(); k += es) std::memcpy(buf.data() + k, type.fill.data(), es);
+        for (std::size_t k = 0; k < chunk_bytes; k += es) std::memcpy(out + k, type.fill.data(), es);
       }
-      copy_region(host, s.lo[me], my_ext, buf.data(), lo, m.chunks, blo, bhi, es);
+      if (!whole) copy_region(host, s.lo[me], my_ext, buf.data(), lo, m.chunks, blo, bhi, es);
     });
   } catch (const std::exception& e) {
     err = tessera::detail::message_of(e);

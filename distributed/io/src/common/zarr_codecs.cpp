@@ -215,6 +215,50 @@ std::string encode_bytes(const BytesCodec& c, std::string_view in, std::size_t e
   throw IoError("compressor " + c.id + " is not supported" + (c.id == "zlib" || c.id == "gzip" ? " (built without zlib)" : ""));
 }
 
+// Decodes into out[0, n) when the codec can (blosc, zstd, zlib, gzip): exactly n bytes or IoError.
+// False for the others (crc32c), which go through decode_bytes.
+bool decode_bytes_to(const BytesCodec& c, std::string_view in, char* out, std::size_t n, int threads) {
+  const auto wrong = [&](std::size_t got) {
+    throw IoError(c.id + " data of " + std::to_string(got) + " bytes, " + std::to_string(n) + " expected (truncated chunk?)");
+  };
+  if (c.id == "blosc") {
+    std::size_t nbytes = 0;
+    if (in.size() < BLOSC_MIN_HEADER_LENGTH || blosc_cbuffer_validate(in.data(), in.size(), &nbytes) != 0)
+      throw IoError("bad blosc data (truncated or corrupt)");
+    if (nbytes != n) wrong(nbytes);
+    if (n > 0 && blosc_decompress_ctx(in.data(), out, n, std::max(1, threads)) != static_cast<int>(n))
+      throw IoError("bad blosc data (decompression failed)");
+    return true;
+  }
+  if (c.id == "zstd") {
+    const auto size = ZSTD_getFrameContentSize(in.data(), in.size());
+    if (size == ZSTD_CONTENTSIZE_ERROR) throw IoError("bad zstd data (not a zstd frame)");
+    if (size != ZSTD_CONTENTSIZE_UNKNOWN && size != n) wrong(size);
+    const std::size_t got = ZSTD_decompress(out, n, in.data(), in.size());
+    if (ZSTD_isError(got)) throw IoError(std::string("bad zstd data (") + ZSTD_getErrorName(got) + ")");
+    if (got != n) wrong(got);
+    return true;
+  }
+#if TESSERA_HAVE_ZLIB
+  if ((c.id == "zlib" || c.id == "gzip") && in.size() <= UINT_MAX && n <= UINT_MAX) {
+    z_stream z{};
+    if (inflateInit2(&z, c.id == "gzip" ? 15 + 32 : 15) != Z_OK) throw IoError(c.id + ": cannot initialise");
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+    z.avail_in = static_cast<uInt>(in.size());
+    z.next_out = reinterpret_cast<Bytef*>(out);
+    z.avail_out = static_cast<uInt>(n);
+    const int rc = inflate(&z, Z_FINISH);
+    const std::size_t got = z.total_out;
+    inflateEnd(&z);
+    if (rc != Z_STREAM_END)
+      throw IoError("bad " + c.id + " data (" + (rc == Z_BUF_ERROR ? std::string("truncated, or larger than expected") : std::to_string(rc)) + ")");
+    if (got != n) wrong(got);
+    return true;
+  }
+#endif
+  return false;
+}
+
 std::string decode_bytes(const BytesCodec& c, std::string_view in, std::size_t cap, int threads) {
   if (c.id == "crc32c") {
     if (in.size() < 4) throw IoError("crc32c: fewer than 4 bytes");
@@ -304,6 +348,11 @@ std::string encode_chunk(const ChunkCodecs& c, const char* chunk, const ChunkTyp
 
 void decode_chunk(const ChunkCodecs& c, std::string_view in, char* out, const ChunkType& t, int threads) {
   const std::size_t bytes = static_cast<std::size_t>(t.count()) * t.elem;
+  // One compressor and no transpose or shard (the usual chunk): decoded straight into `out`.
+  if (c.bytes.size() == 1 && !c.shard && c.transpose.empty() && decode_bytes_to(c.bytes[0], in, out, bytes, threads)) {
+    if (c.big_endian) byteswap(out, bytes, t.swap_unit);
+    return;
+  }
   std::string data;
   std::string_view cur = in;
   for (auto b = c.bytes.rbegin(); b != c.bytes.rend(); ++b) {
