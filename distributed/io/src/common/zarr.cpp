@@ -190,6 +190,72 @@ bool read_exact(const fs::path& p, char* dst, std::size_t n) {
   return true;
 }
 
+// Reads `n` bytes at `off` of an open file.
+void pread_all(int fd, char* dst, std::size_t n, std::uint64_t off, const fs::path& p) {
+  for (std::size_t done = 0; done < n;) {
+    const ssize_t r = ::pread(fd, dst + done, n - done, static_cast<off_t>(off + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) sys_fail("cannot read", p);
+    done += static_cast<std::size_t>(r);
+  }
+}
+
+// The part [blo, bhi) (global indices) of the shard at `lo` (file `p`): its index, then only the
+// inner chunks overlapping that part, decoded on `threads` threads. False if the file is missing.
+bool read_shard_part(const fs::path& p, const ShardSpec& s, const detail::ChunkType& t, const Vec& lo, const Vec& blo,
+                     const Vec& bhi, char* host, const Vec& host_lo, const Vec& host_ext, int threads) {
+  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return false;
+    sys_fail("cannot open", p);
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0) sys_fail("cannot stat", p);
+  const std::size_t size = static_cast<std::size_t>(st.st_size), n0 = t.shape.size();
+  Vec count(n0);
+  std::size_t n = 1;
+  for (std::size_t a = 0; a < n0; ++a) count[a] = t.shape[a] / s.inner[a], n *= static_cast<std::size_t>(count[a]);
+  const std::size_t ib = detail::shard_index_bytes(s, n);
+  if (size < ib) throw IoError("shard of " + std::to_string(size) + " bytes is shorter than its index (" + std::to_string(ib) + " bytes)");
+  std::string ix(ib, '\0');
+  pread_all(fd, ix.data(), ib, s.index_at_end ? size - ib : 0, p);
+  const auto index = detail::parse_shard_index(s, ix, size, n);
+  const auto inner_lo = [&](std::size_t k) {  // global first element of inner chunk k (C order)
+    Vec ilo(n0);
+    for (std::size_t a = n0; a-- > 0;) ilo[a] = lo[a] + static_cast<std::int64_t>(k % count[a]) * s.inner[a], k /= count[a];
+    return ilo;
+  };
+  std::vector<std::size_t> wanted;  // inner chunks overlapping [blo, bhi)
+  for (std::size_t k = 0; k < n; ++k) {
+    const Vec ilo = inner_lo(k);
+    bool hit = true;
+    for (std::size_t a = 0; a < n0; ++a) hit = hit && ilo[a] < bhi[a] && ilo[a] + s.inner[a] > blo[a];
+    if (hit) wanted.push_back(k);
+  }
+  const detail::ChunkType it{s.inner, t.elem, t.swap_unit, t.fill};
+  const std::string err = detail::parallel_for(wanted.size(), threads, [&](std::size_t w) {
+    const std::size_t k = wanted[w];
+    const Vec ilo = inner_lo(k);
+    Vec ihi(n0);
+    for (std::size_t a = 0; a < n0; ++a) ihi[a] = ilo[a] + s.inner[a];
+    std::vector<char> buf(static_cast<std::size_t>(it.count()) * t.elem);
+    if (index[2 * k] == ~std::uint64_t(0)) {
+      for (std::size_t b = 0; b < buf.size(); b += t.elem) std::memcpy(buf.data() + b, t.fill.data(), t.elem);
+    } else {
+      std::string bytes(index[2 * k + 1], '\0');
+      pread_all(fd, bytes.data(), bytes.size(), index[2 * k], p);
+      detail::decode_chunk(s.codecs, bytes, buf.data(), it, 1);
+    }
+    copy_region(host, host_lo, host_ext, buf.data(), ilo, s.inner, intersect_lo(ilo, blo), intersect_hi(ihi, bhi), t.elem);
+  });
+  if (!err.empty()) throw IoError(err);
+  return true;
+}
+
 // Writes to `p`.tmp and renames it to `p` (POSIX I/O: errors carry errno; durable fsyncs first).
 void write_file(const fs::path& p, const char* data, std::size_t n, bool durable) {
   const fs::path tmp = p.string() + ".tmp";
@@ -457,6 +523,15 @@ void load_zarr_host(const std::string& dir, const ZarrShard& s) {
       // A chunk that is one run of this rank's block is read (raw) or decoded straight into it.
       char* dst = whole ? host + offset_in(lo, s.lo[me], s.hi[me]) * es : nullptr;
       if (whole && m.codecs.trivial() && read_exact(p, dst, chunk_bytes)) return;
+      if (m.codecs.shard && m.codecs.bytes.empty() && m.codecs.transpose.empty() && !whole) {
+        // Part of a shard: its index and the inner chunks this rank needs, nothing else.
+        try {
+          if (read_shard_part(p, *m.codecs.shard, type, lo, blo, bhi, host, s.lo[me], my_ext, inner_threads)) return;
+        } catch (const IoError& e) {
+          throw IoError("chunk " + name + ": " + e.message());
+        }
+        if (s.require_chunks) throw IoError("chunk " + name + " is missing");
+      }
       std::vector<char> buf(whole ? 0 : chunk_bytes);
       char* out = whole ? dst : buf.data();
       std::string bytes;

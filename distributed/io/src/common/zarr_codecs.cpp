@@ -1,6 +1,8 @@
 // Zarr chunk codecs (detail/zarr_codecs.hpp): no MPI, no CUDA, fuzzed by tests/fuzz.
 #include "../detail/zarr_codecs.hpp"
 
+#include "../detail/io_threads.hpp"
+
 #include <blosc.h>
 #include <zstd.h>
 
@@ -93,40 +95,65 @@ std::size_t index_bytes(const ShardSpec& s, std::size_t n) {
   return n * 16 + 4 * crcs;
 }
 
+// Inner chunk k of a shard of shape `shard`, when it is one contiguous run of it (else null).
+const char* inner_run(const char* data, const Vec& shard, const Vec& lo, const Vec& inner, std::size_t es) {
+  std::size_t a = 0;
+  while (a < inner.size() && inner[a] == 1) ++a;
+  for (std::size_t b = a + 1; b < inner.size(); ++b)
+    if (inner[b] != shard[b]) return nullptr;
+  std::int64_t off = 0;
+  for (std::size_t b = 0; b < shard.size(); ++b) off = off * shard[b] + lo[b];
+  return data + off * static_cast<std::int64_t>(es);
+}
+
+// The inner chunks are encoded (decoded) on `threads` threads, each with a single-threaded codec.
 std::string encode_shard(const ShardSpec& s, const char* data, const ChunkType& t, int threads) {
   const InnerGrid grid(t.shape, s.inner);
-  ChunkType it{s.inner, t.elem, t.swap_unit, t.fill};
-  std::vector<char> inner(static_cast<std::size_t>(it.count()) * t.elem);
-  std::string body;
+  const ChunkType it{s.inner, t.elem, t.swap_unit, t.fill};
+  std::vector<std::string> parts(grid.n);
+  const std::string err = parallel_for(grid.n, threads, [&](std::size_t k) {
+    const Vec lo = grid.lo(static_cast<std::int64_t>(k), s.inner);
+    const char* run = inner_run(data, t.shape, lo, s.inner, t.elem);
+    std::vector<char> inner;
+    if (!run) {
+      Vec hi(lo.size());
+      for (std::size_t a = 0; a < lo.size(); ++a) hi[a] = lo[a] + s.inner[a];
+      inner.resize(static_cast<std::size_t>(it.count()) * t.elem);
+      copy_region(inner.data(), lo, s.inner, data, Vec(lo.size(), 0), t.shape, lo, hi, t.elem);
+    }
+    parts[k] = encode_chunk(s.codecs, run ? run : inner.data(), it, 1);
+  });
+  if (!err.empty()) throw IoError(err);
   std::vector<std::uint64_t> index(2 * grid.n);
-  const std::size_t head = s.index_at_end ? 0 : index_bytes(s, grid.n);
-  for (std::int64_t k = 0; k < grid.n; ++k) {
-    const Vec lo = grid.lo(k, s.inner);
-    Vec hi(lo.size());
-    for (std::size_t a = 0; a < lo.size(); ++a) hi[a] = lo[a] + s.inner[a];
-    copy_region(inner.data(), lo, s.inner, data, Vec(lo.size(), 0), t.shape, lo, hi, t.elem);
-    const std::string e = encode_chunk(s.codecs, inner.data(), it, threads);
-    index[2 * k] = head + body.size(), index[2 * k + 1] = e.size();
-    body += e;
-  }
+  std::size_t at = s.index_at_end ? 0 : index_bytes(s, grid.n);
+  for (std::int64_t k = 0; k < grid.n; ++k) index[2 * k] = at, index[2 * k + 1] = parts[k].size(), at += parts[k].size();
   std::string ix(reinterpret_cast<const char*>(index.data()), index.size() * 8);  // little-endian hosts
   for (const auto& c : s.index_codecs.bytes) ix = encode_bytes(c, ix, 8, 1);
-  return s.index_at_end ? body + ix : ix + body;
+  std::string out;
+  out.reserve(at + ix.size());
+  if (!s.index_at_end) out += ix;
+  for (const auto& p : parts) out += p;
+  if (s.index_at_end) out += ix;
+  return out;
 }
 
 void decode_shard(const ShardSpec& s, std::string_view in, char* out, const ChunkType& t, int threads) {
   const InnerGrid grid(t.shape, s.inner);
   const auto index = shard_index(s, in, grid.n);
-  ChunkType it{s.inner, t.elem, t.swap_unit, t.fill};
-  std::vector<char> inner(static_cast<std::size_t>(it.count()) * t.elem);
-  for (std::int64_t k = 0; k < grid.n; ++k) {
-    const Vec lo = grid.lo(k, s.inner);
+  const ChunkType it{s.inner, t.elem, t.swap_unit, t.fill};
+  const std::string err = parallel_for(grid.n, threads, [&](std::size_t k) {
+    const Vec lo = grid.lo(static_cast<std::int64_t>(k), s.inner);
+    char* run = const_cast<char*>(inner_run(out, t.shape, lo, s.inner, t.elem));
+    std::vector<char> inner(run ? 0 : static_cast<std::size_t>(it.count()) * t.elem);
+    char* dst = run ? run : inner.data();
+    if (index[2 * k] == kEmpty) fill_elems(dst, it.count(), t.fill);
+    else decode_chunk(s.codecs, in.substr(index[2 * k], index[2 * k + 1]), dst, it, 1);
+    if (run) return;
     Vec hi(lo.size());
     for (std::size_t a = 0; a < lo.size(); ++a) hi[a] = lo[a] + s.inner[a];
-    if (index[2 * k] == kEmpty) fill_elems(inner.data(), it.count(), t.fill);
-    else decode_chunk(s.codecs, in.substr(index[2 * k], index[2 * k + 1]), inner.data(), it, threads);
     copy_region(out, Vec(lo.size(), 0), t.shape, inner.data(), lo, s.inner, lo, hi, t.elem);
-  }
+  });
+  if (!err.empty()) throw IoError(err);
 }
 
 std::uint32_t crc_table(std::uint32_t i) {
@@ -309,11 +336,17 @@ std::string decode_bytes(const BytesCodec& c, std::string_view in, std::size_t c
   throw IoError("compressor " + c.id + " is not supported" + (c.id == "zlib" || c.id == "gzip" ? " (built without zlib)" : ""));
 }
 
+std::size_t shard_index_bytes(const ShardSpec& s, std::size_t n) { return index_bytes(s, n); }
+
 std::vector<std::uint64_t> shard_index(const ShardSpec& s, std::string_view shard, std::size_t n) {
   const std::size_t ib = index_bytes(s, n);
   if (shard.size() < ib)
     throw IoError("shard of " + std::to_string(shard.size()) + " bytes is shorter than its index (" + std::to_string(ib) + " bytes)");
-  std::string ix(s.index_at_end ? shard.substr(shard.size() - ib) : shard.substr(0, ib));
+  return parse_shard_index(s, s.index_at_end ? shard.substr(shard.size() - ib) : shard.substr(0, ib), shard.size(), n);
+}
+
+std::vector<std::uint64_t> parse_shard_index(const ShardSpec& s, std::string_view index, std::size_t shard_size, std::size_t n) {
+  std::string ix(index);
   for (auto c = s.index_codecs.bytes.rbegin(); c != s.index_codecs.bytes.rend(); ++c) ix = decode_bytes(*c, ix, ix.size(), 1);
   if (ix.size() != n * 16) throw IoError("shard index of " + std::to_string(ix.size()) + " bytes, " + std::to_string(n * 16) + " expected");
   std::vector<std::uint64_t> v(2 * n);
@@ -321,9 +354,9 @@ std::vector<std::uint64_t> shard_index(const ShardSpec& s, std::string_view shar
   for (std::size_t k = 0; k < n; ++k) {
     const std::uint64_t off = v[2 * k], nb = v[2 * k + 1];
     if (off == kEmpty && nb == kEmpty) continue;
-    if (off > shard.size() || nb > shard.size() - off)
+    if (off > shard_size || nb > shard_size - off)
       throw IoError("shard index entry " + std::to_string(k) + " (offset " + std::to_string(off) + ", " + std::to_string(nb) +
-                    " bytes) lies outside the shard of " + std::to_string(shard.size()) + " bytes");
+                    " bytes) lies outside the shard of " + std::to_string(shard_size) + " bytes");
   }
   return v;
 }

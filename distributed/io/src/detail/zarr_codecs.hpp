@@ -40,6 +40,10 @@ std::string decode_bytes(const BytesCodec& c, std::string_view in, std::size_t c
 // The (offset, nbytes) pairs of a shard's `n` inner chunks, checked against the shard's size
 // (an empty inner chunk is (2^64-1, 2^64-1)).
 std::vector<std::uint64_t> shard_index(const ShardSpec& s, std::string_view shard, std::size_t n);
+// The same from the index's own bytes (read alone from a shard file of `shard_size` bytes).
+std::vector<std::uint64_t> parse_shard_index(const ShardSpec& s, std::string_view index, std::size_t shard_size, std::size_t n);
+// The size of a shard's encoded index.
+std::size_t shard_index_bytes(const ShardSpec& s, std::size_t n);
 
 // CRC-32C (Castagnoli), as the crc32c codec stores it.
 std::uint32_t crc32c(const void* data, std::size_t n);
