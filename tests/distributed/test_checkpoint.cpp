@@ -265,6 +265,29 @@ TYPED_TEST(Checkpoint, ErrorsOnEveryRank) {
   EXPECT_EQ(CheckpointReader(tmp.file("other"), world).names(), std::vector<std::string>{"n"});
 }
 
+// set_format(2): a Zarr v2 group (.zgroup, .zattrs) of v2 arrays, read back like a v3 one.
+TYPED_TEST(Checkpoint, ZarrV2Group) {
+  TempDir tmp;
+  const auto world = ProcessGroup::world();
+  const Device d = this->device();
+  const Fields l = write_layouts(world);
+  {
+    CheckpointWriter w(tmp.file("ckpt"), world);
+    w.set_format(2);
+    w.set_step(4);
+    w.set("k", "v");
+    w.add("u", formula<double, 3>(l.u, d, 2), io::Compressor::zstd);
+    w.commit();
+  }
+  EXPECT_TRUE(fs::exists(tmp.file("ckpt/.zgroup")));
+  EXPECT_TRUE(fs::exists(tmp.file("ckpt/u/.zarray")));
+  const CheckpointReader r(tmp.file("ckpt"), world);
+  EXPECT_EQ(r.step(), 4);
+  EXPECT_EQ(r.get("k"), "v");
+  EXPECT_TRUE(matches_formula(r.load<double, 3>("u", read_layouts(world).u, d), 2));
+  EXPECT_THROW(CheckpointWriter(tmp.file("other"), world).set_format(4), InvalidArgument);
+}
+
 TEST(CheckpointChunks, DefaultIsTheLargestBlockCappedAt64MiB) {
   using V = std::vector<std::int64_t>;
   EXPECT_EQ(io::detail::checkpoint_chunks({{0, 0}, {6, 0}}, {{6, 13}, {11, 13}}, 8), (V{6, 13}));

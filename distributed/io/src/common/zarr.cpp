@@ -583,7 +583,14 @@ void save_zarr(const std::string& dir, const distributed::Array<T, R>& a, std::t
   if (!(a.device().is_host() && in.is_contiguous())) {  // else staged through pinned memory
     const auto shape = a.layout().local_shape();
     host = staging(sizeof(T) * static_cast<std::size_t>(local::shape_size(shape)));
-    local::copy(local::Array<T, R>::view(static_cast<T*>(host), shape, Device::host()), in);
+    const auto pinned = local::Array<T, R>::view(static_cast<T*>(host), shape, Device::host());
+    if (a.device().is_host() || in.is_contiguous()) {
+      local::copy(pinned, in);
+    } else {  // packed on the device first: one copy into the pinned buffer, not a pageable detour
+      local::Array<T, R> packed(shape, a.device());
+      local::copy(packed, in);
+      local::copy(pinned, packed);
+    }
   }
   auto s = make_shard<T, R>(a.layout(), host);
   detail::save_zarr_host(dir, s, Vec(chunks.begin(), chunks.end()), o);
@@ -603,7 +610,14 @@ distributed::Array<T, R> load_zarr(const std::string& dir, const distributed::La
   s.require_chunks = o.require_chunks;
   detail::load_zarr_host(dir, s);
   if (!direct) {
-    local::copy(in, local::Array<T, R>::view(static_cast<T*>(host), shape, Device::host()));
+    const auto pinned = local::Array<T, R>::view(static_cast<T*>(host), shape, Device::host());
+    if (d.is_host() || in.is_contiguous()) {
+      local::copy(in, pinned);
+    } else {
+      local::Array<T, R> packed(shape, d);
+      local::copy(packed, pinned);
+      local::copy(in, packed);
+    }
     a.stream().synchronize();  // the staging buffer is reused by the next call
   }
   return a;
