@@ -12,6 +12,7 @@
 
 #include "detail/zarr_codecs.hpp"  // private (distributed/io/src): tested directly
 #include "detail/zarr_meta.hpp"
+#include "detail/zarr_store.hpp"  // private: the staging slab size, shrunk to one row
 #include "device_test.hpp"
 #include "io_test_util.hpp"
 #include "tessera/io/zarr.hpp"
@@ -117,6 +118,23 @@ TYPED_TEST(IoZarrCodecs, V3ShardedAndNot) {
   EXPECT_THROW(io::save_zarr(tmp.file("bad"), formula<float, 3>(save, d), {2, 2, 3}, o), InvalidArgument);
   o.format = 2, o.shard = {6, 4, 3};
   EXPECT_THROW(io::save_zarr(tmp.file("bad"), formula<float, 3>(save, d), {2, 2, 3}, o), InvalidArgument);
+}
+
+// Shards with halos (and device shards) are staged by slabs while ready chunks are written: one
+// row per slab here, with chunks inside one rank's rows and chunks straddling ranks.
+TYPED_TEST(IoZarrCodecs, StagedRowByRow) {
+  auto world = ProcessGroup::world();
+  const auto d = this->device();
+  TempDir tmp;
+  const std::size_t saved = io::detail::zarr_stage_bytes();
+  io::detail::set_zarr_stage_bytes(1);
+  auto halo = Layout<3>::block(ProcessGrid::balanced(world, 2), {13, 9, 4}, {1, 1, 0});
+  Layout<3> load(ProcessGrid(world), {13, 9, 4}, {-1, 0, -1});
+  for (const auto& [name, c] : every_codec()) {
+    round_trip<double, 3>(tmp, name, halo, load, d, {2, 9, 4}, {c});
+    round_trip<float, 3>(tmp, name + "_straddle", halo, load, d, {5, 4, 3}, {c});
+  }
+  io::detail::set_zarr_stage_bytes(saved);
 }
 
 // A v2 store overwritten as v3 (and back) reads as the last one written.

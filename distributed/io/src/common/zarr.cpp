@@ -8,6 +8,8 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <condition_variable>
+#include <mutex>
 #include <thread>
 
 #include <fcntl.h>
@@ -382,6 +384,12 @@ std::string zarr_dtype(DType t) {
 
 namespace detail {
 
+namespace {
+std::size_t g_stage_bytes = std::size_t(64) << 20;
+}
+void set_zarr_stage_bytes(std::size_t bytes) { g_stage_bytes = std::max<std::size_t>(bytes, 1); }
+std::size_t zarr_stage_bytes() { return g_stage_bytes; }
+
 void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk_shape, const ZarrWriteOptions& o) {
   const auto& g = s.group;
   const std::size_t es = s.elem;
@@ -425,12 +433,6 @@ void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk
       send_to.push_back(owner);
     });
   }
-  parallel_for(sends.size(), io_threads(g), [&](std::size_t i) {
-    Piece& p = sends[i];
-    const Vec ext = extent(p.lo, p.hi);
-    p.data.resize(product(ext) * es);
-    copy_region(p.data.data(), p.lo, ext, static_cast<const char*>(s.host), s.lo[me], extent(s.lo[me], s.hi[me]), p.lo, p.hi, es);
-  });
   grid.for_each(Vec(s.global.size(), 0), s.global, [&](const Vec& idx) {
     if (chunk_owner(s, grid.lo(idx)) != me) return;
     for (int r = 0; r < g.size(); ++r) {
@@ -443,24 +445,18 @@ void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk
       recvs.push_back(std::move(p));
     }
   });
-  {
-    comm::Group group;
-    for (std::size_t i = 0; i < sends.size(); ++i) g.send(sends[i].data.data(), sends[i].data.size() / es, s.dtype, send_to[i], host_stream());
-    for (std::size_t i = 0; i < recvs.size(); ++i) g.recv(recvs[i].data.data(), recvs[i].data.size() / es, s.dtype, recv_from[i], host_stream());
-    group.end();
-  }
   for (const auto& p : recvs) mine[p.idx].push_back(&p);
-
-  // Assemble, encode and write this rank's chunks on the pool.
-  std::vector<std::pair<Vec, std::vector<const Piece*>>> work(mine.begin(), mine.end());
+  // Chunks of this rank's rows alone are written while the block is staged and the pieces travel;
+  // those with pieces from other ranks after the exchange.
+  std::vector<std::pair<Vec, std::vector<const Piece*>>> early, late;
+  for (auto& [idx, pieces] : mine) (pieces.empty() ? early : late).emplace_back(idx, pieces);
   const int threads = io_threads(g);
-  const int inner_threads = std::max(1, threads / std::max<int>(1, static_cast<int>(work.size())));
+  const int inner_threads = std::max(1, threads / std::max<int>(1, static_cast<int>(mine.size())));
   const detail::ChunkType type{m.chunks, es, dtype_swap_unit(m.dtype), std::string(es, '\0')};
   const std::size_t chunk_bytes = static_cast<std::size_t>(type.count()) * es;
   const Vec my_ext = extent(s.lo[me], s.hi[me]);
   std::mutex dirs_mutex;
-  err = parallel_for(work.size(), threads, [&](std::size_t i) {
-    const auto& [idx, pieces] = work[i];
+  const auto write_chunk = [&](const Vec& idx, const std::vector<const Piece*>& pieces) {
     const fs::path path = fs::path(dir) / chunk_key(m, idx);
     if (m.separator == '/' && path.has_parent_path()) {
       std::lock_guard<std::mutex> lock(dirs_mutex);  // create_directories races with itself
@@ -484,7 +480,64 @@ void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk
     if (m.codecs.trivial()) return write_file(path, buf.data(), buf.size(), o.durable);
     const std::string out = encode_chunk(m.codecs, buf.data(), type, inner_threads);
     write_file(path, out.data(), out.size(), o.durable);
+  };
+
+  // Staging: rows [0, staged) of the block are in `s.host`; early workers wait for their rows.
+  const std::int64_t rows = s.canonical[me] && !my_ext.empty() ? my_ext[0] : 0;
+  std::int64_t staged = s.stage ? 0 : rows;
+  bool stage_failed = false;
+  std::mutex stage_mutex;
+  std::condition_variable stage_cv;
+  std::string early_err, stage_err;
+  std::thread early_pool([&] {
+    early_err = parallel_for(early.size(), threads, [&](std::size_t i) {
+      const std::int64_t need = s.lo[me].empty() ? 0 : std::min(grid.hi(early[i].first)[0], s.hi[me][0]) - s.lo[me][0];
+      {
+        std::unique_lock<std::mutex> lock(stage_mutex);
+        stage_cv.wait(lock, [&] { return staged >= need || stage_failed; });
+        if (stage_failed) return;
+      }
+      write_chunk(early[i].first, early[i].second);
+    });
   });
+  struct Joiner {  // also when an exception leaves (a failed exchange): never a joinable thread's destructor
+    std::thread& t;
+    ~Joiner() {
+      if (t.joinable()) t.join();
+    }
+  } joiner{early_pool};
+  try {
+    for (std::int64_t r0 = 0; s.stage && r0 < rows; r0 += s.stage_rows) {
+      const std::int64_t n = std::min(s.stage_rows, rows - r0);
+      s.stage(r0, n);
+      std::lock_guard<std::mutex> lock(stage_mutex);
+      staged = r0 + n;
+      stage_cv.notify_all();
+    }
+  } catch (const std::exception& e) {
+    stage_err = "staging failed: " + tessera::detail::message_of(e);
+    std::lock_guard<std::mutex> lock(stage_mutex);
+    stage_failed = true;
+    stage_cv.notify_all();
+  }
+  if (stage_err.empty())
+    parallel_for(sends.size(), threads, [&](std::size_t i) {
+      Piece& p = sends[i];
+      const Vec ext = extent(p.lo, p.hi);
+      p.data.resize(product(ext) * es);
+      copy_region(p.data.data(), p.lo, ext, static_cast<const char*>(s.host), s.lo[me], my_ext, p.lo, p.hi, es);
+    });
+  else
+    for (auto& p : sends) p.data.resize(product(extent(p.lo, p.hi)) * es);  // sent anyway: the receivers wait for them
+  {
+    comm::Group group;
+    for (std::size_t i = 0; i < sends.size(); ++i) g.send(sends[i].data.data(), sends[i].data.size() / es, s.dtype, send_to[i], host_stream());
+    for (std::size_t i = 0; i < recvs.size(); ++i) g.recv(recvs[i].data.data(), recvs[i].data.size() / es, s.dtype, recv_from[i], host_stream());
+    group.end();
+  }
+  err = stage_err.empty() ? parallel_for(late.size(), threads, [&](std::size_t i) { write_chunk(late[i].first, late[i].second); }) : "";
+  early_pool.join();
+  if (err.empty()) err = stage_err.empty() ? early_err : stage_err;
   agree(g, err.empty() ? err : where + err);
 }
 
@@ -579,20 +632,29 @@ void save_zarr(const std::string& dir, const distributed::Array<T, R>& a, std::t
                                                     local::shape_str(chunks), "format", o.format, "durable", o.durable);
   a.stream().synchronize();  // work queued on an adopted stream finishes before the copy
   const auto in = a.interior();
+  const auto shape = a.layout().local_shape();
   void* host = in.data();
-  if (!(a.device().is_host() && in.is_contiguous())) {  // else staged through pinned memory
-    const auto shape = a.layout().local_shape();
+  local::Array<T, R> packed;  // a device shard with halos, packed on the device first
+  const local::Array<T, R>* src = &in;
+  if (!(a.device().is_host() && in.is_contiguous())) {  // staged through pinned memory, by slabs
     host = staging(sizeof(T) * static_cast<std::size_t>(local::shape_size(shape)));
-    const auto pinned = local::Array<T, R>::view(static_cast<T*>(host), shape, Device::host());
-    if (a.device().is_host() || in.is_contiguous()) {
-      local::copy(pinned, in);
-    } else {  // packed on the device first: one copy into the pinned buffer, not a pageable detour
-      local::Array<T, R> packed(shape, a.device());
+    if (!a.device().is_host() && !in.is_contiguous()) {
+      packed = local::Array<T, R>(shape, a.device());
       local::copy(packed, in);
-      local::copy(pinned, packed);
+      src = &packed;
     }
   }
   auto s = make_shard<T, R>(a.layout(), host);
+  if (host != in.data()) {
+    using local::index_t;
+    const index_t row = local::shape_size(shape) / std::max<index_t>(1, shape[0]);  // elements per leading-axis row
+    s.stage_rows = std::max<index_t>(1, static_cast<index_t>(detail::zarr_stage_bytes()) / std::max<index_t>(1, row * index_t(sizeof(T))));
+    s.stage = [&, row](std::int64_t row0, std::int64_t rows) {
+      auto slab = shape;
+      slab[0] = rows;
+      local::copy(local::Array<T, R>::view(static_cast<T*>(host) + row0 * row, slab, Device::host()), src->slice(0, row0, row0 + rows));
+    };
+  }
   detail::save_zarr_host(dir, s, Vec(chunks.begin(), chunks.end()), o);
 }
 
