@@ -6,7 +6,8 @@
 //
 // The chunk pipeline: each file is written by exactly one rank, the owner of its first element
 // (Layout::owner), which receives the pieces other ranks hold (grouped point-to-point on host
-// buffers; device shards are staged through pinned memory); every rank encodes and writes its
+// buffers; device shards are staged through pinned memory by slabs, overlapped with the encoding
+// of the chunks already staged); every rank encodes and writes its
 // files on a thread pool (TESSERA_IO_THREADS, default the node's hardware threads shared among
 // its ranks), each to a temporary name renamed when complete, so a crash never leaves a half
 // chunk under its final name. Loading: each rank reads and decodes the chunks overlapping its
