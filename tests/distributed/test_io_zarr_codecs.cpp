@@ -120,8 +120,9 @@ TYPED_TEST(IoZarrCodecs, V3ShardedAndNot) {
   EXPECT_THROW(io::save_zarr(tmp.file("bad"), formula<float, 3>(save, d), {2, 2, 3}, o), InvalidArgument);
 }
 
-// Shards with halos (and device shards) are staged by slabs while ready chunks are written: one
-// row per slab here, with chunks inside one rank's rows and chunks straddling ranks.
+// Shards with halos (and device shards) are staged by slabs while ready chunks are written, and
+// loaded by slabs as their chunks are decoded: one row per slab here, with chunks inside one
+// rank's rows and chunks straddling ranks.
 TYPED_TEST(IoZarrCodecs, StagedRowByRow) {
   auto world = ProcessGroup::world();
   const auto d = this->device();
@@ -133,6 +134,7 @@ TYPED_TEST(IoZarrCodecs, StagedRowByRow) {
   for (const auto& [name, c] : every_codec()) {
     round_trip<double, 3>(tmp, name, halo, load, d, {2, 9, 4}, {c});
     round_trip<float, 3>(tmp, name + "_straddle", halo, load, d, {5, 4, 3}, {c});
+    round_trip<std::int64_t, 3>(tmp, name + "_into_halo", load, halo, d, {3, 4, 4}, {c});
   }
   io::detail::set_zarr_stage_bytes(saved);
 }
@@ -162,6 +164,8 @@ TYPED_TEST(IoZarrCodecs, CorruptShards) {
   const std::string shard = tmp.get("s/c/0/0");
   tmp.put("s/c/0/0", shard.substr(0, 20));
   expect_io_error_everywhere(world, [&] { io::load_zarr<double, 2>(tmp.file("s"), l, d); }, {"s: chunk c/0/0", "shorter than its index"});
+  const Layout<2> haloed(ProcessGrid(world), {8, 4}, {0, -1}, {1, 0});  // loaded slab by slab
+  expect_io_error_everywhere(world, [&] { io::load_zarr<double, 2>(tmp.file("s"), haloed, d); }, {"shorter than its index"});
   std::string flipped = shard;
   flipped[flipped.size() - 10] ^= 1;  // inside the index: the crc32c catches it
   tmp.put("s/c/0/0", flipped);

@@ -566,7 +566,7 @@ void load_zarr_host(const std::string& dir, const ZarrShard& s) {
     const int inner_threads = std::max(1, threads / std::max<int>(1, static_cast<int>(work.size())));
     const Vec my_ext = extent(s.lo[me], s.hi[me]);
     char* host = static_cast<char*>(s.host);
-    err = parallel_for(work.size(), threads, [&](std::size_t i) {
+    const auto read_chunk = [&](std::size_t i) {
       const Vec& idx = work[i];
       const std::string name = chunk_key(m, idx);
       const fs::path p = d / name;
@@ -600,7 +600,60 @@ void load_zarr_host(const std::string& dir, const ZarrShard& s) {
         for (std::size_t k = 0; k < chunk_bytes; k += es) std::memcpy(out + k, type.fill.data(), es);
       }
       if (!whole) copy_region(host, s.lo[me], my_ext, buf.data(), lo, m.chunks, blo, bhi, es);
-    });
+    };
+    if (!s.take) {
+      err = parallel_for(work.size(), threads, read_chunk);
+    } else {
+      // The calling thread hands each slab of rows on (take: device copies stay on this thread)
+      // as soon as every chunk overlapping it is decoded, while the pool decodes the rest.
+      const std::int64_t rows = work.empty() ? 0 : my_ext[0], per = s.stage_rows;
+      std::vector<int> pending(static_cast<std::size_t>((rows + per - 1) / per), 0);
+      const auto slabs = [&](std::size_t i, auto&& f) {  // the slabs chunk i overlaps
+        const std::int64_t r0 = std::max(grid.lo(work[i])[0], s.lo[me][0]) - s.lo[me][0];
+        const std::int64_t r1 = std::min(grid.hi(work[i])[0], s.hi[me][0]) - s.lo[me][0];
+        for (std::int64_t k = r0 / per; k * per < r1; ++k) f(pending[static_cast<std::size_t>(k)]);
+      };
+      for (std::size_t i = 0; i < work.size(); ++i) slabs(i, [](int& n) { ++n; });
+      std::mutex mutex;
+      std::condition_variable cv;
+      bool failed = false;
+      std::thread pool([&] {
+        err = parallel_for(work.size(), threads, [&](std::size_t i) {
+          bool ok = false;
+          struct Done {  // counts the chunk down even when it fails, so that no slab waits forever
+            std::mutex& m;
+            std::condition_variable& cv;
+            bool& failed;
+            const bool& ok;
+            std::function<void()> down;
+            ~Done() {
+              std::lock_guard<std::mutex> lock(m);
+              if (!ok) failed = true;
+              else down();
+              cv.notify_all();
+            }
+          } done{mutex, cv, failed, ok, [&] { slabs(i, [](int& n) { --n; }); }};
+          read_chunk(i);
+          ok = true;
+        });
+      });
+      std::string take_err;
+      for (std::size_t k = 0; k < pending.size(); ++k) {
+        {
+          std::unique_lock<std::mutex> lock(mutex);
+          cv.wait(lock, [&] { return pending[k] == 0 || failed; });
+          if (failed) break;
+        }
+        try {
+          s.take(static_cast<std::int64_t>(k) * per, std::min(per, rows - static_cast<std::int64_t>(k) * per));
+        } catch (const std::exception& e) {
+          take_err = "staging failed: " + tessera::detail::message_of(e);
+          break;
+        }
+      }
+      pool.join();
+      if (err.empty()) err = take_err;
+    }
   } catch (const std::exception& e) {
     err = tessera::detail::message_of(e);
   }
@@ -663,25 +716,28 @@ distributed::Array<T, R> load_zarr(const std::string& dir, const distributed::La
                                    const ZarrReadOptions& o) {
   const auto agreed = distributed::check_call<T, R>("load_zarr", layout, d, "dir", dir, "require_chunks", o.require_chunks);
   distributed::Array<T, R> a(layout, d);
-  auto in = a.interior();
-  const bool direct = d.is_host() && in.is_contiguous();
+  const auto in = a.interior();
   const auto shape = layout.local_shape();
-  void* host = direct ? static_cast<void*>(in.data())
-                      : staging(sizeof(T) * static_cast<std::size_t>(local::shape_size(shape)));
+  const bool direct = d.is_host() && in.is_contiguous();
+  void* host = direct ? static_cast<void*>(in.data()) : staging(sizeof(T) * static_cast<std::size_t>(local::shape_size(shape)));
   auto s = make_shard<T, R>(layout, host);
   s.require_chunks = o.require_chunks;
-  detail::load_zarr_host(dir, s);
+  local::Array<T, R> packed;  // a device shard with halos: slabs go to a packed copy first
+  if (!d.is_host() && !in.is_contiguous()) packed = local::Array<T, R>(shape, d);
+  const local::Array<T, R>& dst = packed.data() ? packed : in;
   if (!direct) {
-    const auto pinned = local::Array<T, R>::view(static_cast<T*>(host), shape, Device::host());
-    if (d.is_host() || in.is_contiguous()) {
-      local::copy(in, pinned);
-    } else {
-      local::Array<T, R> packed(shape, d);
-      local::copy(packed, pinned);
-      local::copy(in, packed);
-    }
-    a.stream().synchronize();  // the staging buffer is reused by the next call
+    using local::index_t;
+    const index_t row = local::shape_size(shape) / std::max<index_t>(1, shape[0]);
+    s.stage_rows = std::max<index_t>(1, static_cast<index_t>(detail::zarr_stage_bytes()) / std::max<index_t>(1, row * index_t(sizeof(T))));
+    s.take = [&, row](std::int64_t row0, std::int64_t rows) {
+      auto slab = shape;
+      slab[0] = rows;
+      local::copy(dst.slice(0, row0, row0 + rows), local::Array<T, R>::view(static_cast<T*>(host) + row0 * row, slab, Device::host()));
+    };
   }
+  detail::load_zarr_host(dir, s);
+  if (packed.data()) local::copy(in, packed);
+  a.stream().synchronize();  // the staging buffer is reused by the next call
   return a;
 }
 

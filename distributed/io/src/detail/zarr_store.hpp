@@ -24,7 +24,10 @@ struct ZarrShard {
   // save: when set, `host` fills by stage(row0, rows) calls (slabs of the leading axis, in order,
   // on the calling thread: device copies stay there) that overlap the encoding of ready chunks.
   std::function<void(std::int64_t row0, std::int64_t rows)> stage;
-  std::int64_t stage_rows = 1;  // leading-axis rows per stage() call
+  // load: when set, take(row0, rows) moves complete slabs of `host` on (same thread, in order)
+  // while the other chunks are still decoded.
+  std::function<void(std::int64_t row0, std::int64_t rows)> take;
+  std::int64_t stage_rows = 1;  // leading-axis rows per stage() / take() call
   bool require_chunks = false;  // load: a missing chunk file is an IoError, not the fill value
 };
 void save_zarr_host(const std::string& dir, const ZarrShard& s, const std::vector<std::int64_t>& chunks,
