@@ -21,7 +21,7 @@ install(EXPORT TesseraTargets NAMESPACE tessera:: DESTINATION ${TESSERA_CMAKE_DI
 # The packages the config must find: every imported target the exported targets link, PRIVATE
 # ones included (a static library passes them on to its consumers as $<LINK_ONLY:...>). A link to
 # a package the config does not know stops the configure, so the two cannot drift apart.
-foreach(_dep MPI FFTW3 ZLIB OpenMP Threads CUDAToolkit NCCL)
+foreach(_dep MPI FFTW3 ZLIB OpenMP Threads CUDAToolkit NCCL nlohmann_json Blosc Zstd HDF5)
   set(TESSERA_DEP_${_dep} 0)
 endforeach()
 set(_tessera_dep_of_MPI MPI)
@@ -31,6 +31,10 @@ set(_tessera_dep_of_OpenMP OpenMP)
 set(_tessera_dep_of_Threads Threads)
 set(_tessera_dep_of_CUDA CUDAToolkit)
 set(_tessera_dep_of_NCCL NCCL)
+set(_tessera_dep_of_nlohmann_json nlohmann_json)
+set(_tessera_dep_of_Blosc Blosc)
+set(_tessera_dep_of_Zstd Zstd)
+set(_tessera_dep_of_HDF5 HDF5)
 foreach(_t IN LISTS _tessera_targets)
   get_target_property(_libs ${_t} LINK_LIBRARIES)
   get_target_property(_ilibs ${_t} INTERFACE_LINK_LIBRARIES)
@@ -62,4 +66,6 @@ install(FILES ${PROJECT_BINARY_DIR}/TesseraConfig.cmake
               ${PROJECT_BINARY_DIR}/TesseraConfigVersion.cmake
               ${PROJECT_SOURCE_DIR}/cmake/FindFFTW3.cmake
               ${PROJECT_SOURCE_DIR}/cmake/FindNCCL.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/FindBlosc.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/FindZstd.cmake
         DESTINATION ${TESSERA_CMAKE_DIR})

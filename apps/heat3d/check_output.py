@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks the files of the heat3d restart test: check_output.py DIR N HAVE_PNG.
 
-DIR/a holds a Zarr snapshot (u_000010.zarr) and the checkpoint, DIR/b the .npy snapshot of step 20
+DIR/a holds a Zarr snapshot (u_000010.zarr) and the checkpoint (a Zarr v3 group), DIR/b the .npy snapshot of step 20
 and its PNG. The .npy must load with numpy, have shape (N, N, N), dtype float64, and match the
 sine mode cos(x) sin(2y) sin(3z) up to one amplitude (the decay factor) to 1e-12.
 """
@@ -29,8 +29,10 @@ def main():
 
     meta = json.load(open(os.path.join(d, "a", "u_000010.zarr", ".zarray")))
     assert meta["shape"] == [n, n, n] and meta["dtype"] == "<f8", meta
-    ckpt = json.load(open(os.path.join(d, "a", "checkpoint", "checkpoint.json")))
-    assert ckpt["step"] == 10, ckpt
+    ckpt = json.load(open(os.path.join(d, "a", "checkpoint", "zarr.json")))
+    assert ckpt["node_type"] == "group" and ckpt["attributes"]["step"] == 10, ckpt
+    field = json.load(open(os.path.join(d, "a", "checkpoint", "u", "zarr.json")))
+    assert field["node_type"] == "array" and field["shape"] == [n, n, n], field
 
     if have_png:
         with open(os.path.join(d, "b", "u_000020.png"), "rb") as f:

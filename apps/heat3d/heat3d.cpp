@@ -17,6 +17,7 @@
 #include <tessera/io/checkpoint.hpp>
 #include <tessera/io/npy.hpp>
 #include <tessera/io/zarr.hpp>
+#include <tessera/io/hdf5.hpp>
 #include <tessera/tessera.hpp>
 
 #include <chrono>
@@ -171,10 +172,18 @@ int run(tessera::Runtime& rt, const Options& o, long long step0) {
     std::snprintf(stem, sizeof stem, "u_%06lld", step);
     const std::string base = output + "/" + stem;
     std::string data;
-    if (o.format == "zarr") {
-      td::Index<3> chunks;
+    if (o.format == "zarr" || o.format == "zarr3") {
+      td::Index<3> chunks;  // one chunk per block of the grid
       for (int a = 0; a < 3; ++a) chunks[a] = (n[a] + gd[a] - 1) / gd[a];
-      io::save_zarr(data = base + ".zarr", u, chunks);
+      io::ZarrWriteOptions zo;
+      zo.format = o.format == "zarr3" ? 3 : 2;
+      io::save_zarr(data = base + ".zarr", u, chunks, zo);
+    } else if (o.format == "hdf5") {
+#if TESSERA_HAVE_HDF5
+      io::save_hdf5(data = base + ".h5", "u", u);
+      if (root)  // ParaView/VisIt open the .xmf: u on the 2 pi-periodic grid of spacing 2 pi / n
+        io::write_xdmf(base + ".xmf", std::string(stem) + ".h5", "u", {n[0], n[1], n[2]}, tessera::dtype_v<T>, 2 * std::numbers::pi / n[0]);
+#endif
     } else {
       io::save_npy(data = base + ".npy", u);
     }
@@ -302,9 +311,9 @@ int main(int argc, char** argv) {
       ("cfl", po::value(&o.cfl)->default_value(o.cfl), "dt as a fraction of the forward-Euler limit")
       ("mode", po::value(&o.mode_text)->default_value(o.mode_text), "wavenumbers kx,ky,kz of the initial mode")
       ("progress-every", po::value(&o.progress_every), "a progress line every k steps (default: 10 lines)")
-      ("output", po::value(&o.output), "directory for snapshots (.npy or Zarr, PNG of the x = pi plane) and checkpoints")
+      ("output", po::value(&o.output), "directory for snapshots (.npy, Zarr or HDF5 + XDMF, PNG of the x = pi plane) and checkpoints")
       ("output-every", po::value(&o.output_every)->default_value(0), "a snapshot every k steps (0: at the end only)")
-      ("format", po::value(&o.format)->default_value(o.format), "snapshot format: npy or zarr")
+      ("format", po::value(&o.format)->default_value(o.format), "snapshot format: npy, zarr (v2), zarr3 or hdf5 (with an .xmf for ParaView)")
       ("colormap", po::value(&o.colour_map)->default_value(o.colour_map), "PNG colour map: viridis or inferno")
       ("checkpoint-every", po::value(&o.checkpoint_every)->default_value(0), "a checkpoint (OUTPUT/checkpoint) every k steps")
       ("variant", po::value(&o.variant_text)->default_value(o.variant_text),
@@ -338,7 +347,8 @@ int main(int argc, char** argv) {
         throw tessera::InvalidArgument("--mode: wavenumber " + std::to_string(m[a]) + " along axis " +
                                        std::to_string(a) + " needs more than " + std::to_string(2 * m[a]) + " cells");
     }
-    if (o.format != "npy" && o.format != "zarr") throw tessera::InvalidArgument("--format: npy or zarr");
+    if (o.format != "npy" && o.format != "zarr" && o.format != "zarr3" && (o.format != "hdf5" || !TESSERA_HAVE_HDF5))
+      throw tessera::InvalidArgument(std::string("--format: npy, zarr, zarr3") + (TESSERA_HAVE_HDF5 ? " or hdf5" : " (hdf5: not built)"));
     if (!heat3d::known_colour_map(o.colour_map)) throw tessera::InvalidArgument("--colormap: viridis or inferno");
     if (o.checkpoint_every > 0 && o.output.empty()) throw tessera::InvalidArgument("--checkpoint-every needs --output");
     if (o.steps < step0)

@@ -99,9 +99,9 @@ TYPED_TEST(Checkpoint, RoundTripsFieldsAndMetadata) {
   EXPECT_TRUE(r.has("scheme"));
   EXPECT_FALSE(r.has("nope"));
   EXPECT_THROW(r.get("nope"), IoError);
-  // The store is plain Zarr plus checkpoint.json: nothing else is left around it.
-  EXPECT_TRUE(fs::exists(dir + "/checkpoint.json"));
-  EXPECT_TRUE(fs::exists(dir + "/u/.zarray"));
+  // The checkpoint is a plain Zarr v3 group of arrays: nothing else is left around it.
+  EXPECT_TRUE(fs::exists(dir + "/zarr.json"));
+  EXPECT_TRUE(fs::exists(dir + "/u/zarr.json"));
   EXPECT_EQ(std::distance(fs::directory_iterator(tmp.path), fs::directory_iterator()), 1);
 }
 
@@ -136,7 +136,7 @@ TYPED_TEST(Checkpoint, SurvivesInterruptedWrites) {
   tmp.on_root([&] {  // a crashed writer's leftovers: half a field and garbage
     fs::create_directories(dir + ".tmp-999-dead/u");
     std::ofstream(dir + ".tmp-999-dead/u/.zarray") << "{\"zarr_fo";
-    std::ofstream(dir + ".tmp-999-dead/checkpoint.json") << "garbage";
+    std::ofstream(dir + ".tmp-999-dead/zarr.json") << "garbage";
   });
   expect_all(CheckpointReader(dir, world), l, d, 1, 1);
 
@@ -216,29 +216,29 @@ TYPED_TEST(Checkpoint, ErrorsOnEveryRank) {
   expect_io_error_everywhere(world, [&] { (void)CheckpointReader(tmp.file("missing"), world); }, {"missing", "does not exist"});
 
   // Damaged files: only the rank reading the damage finds it; every rank throws.
-  tmp.on_root([&] { fs::remove(dir + "/n/7"); });  // a missing chunk is damage in a checkpoint
-  expect_io_error_everywhere(world, [&] { (void)r.load<std::int32_t, 1>("n", l.n, d); }, {dir + "/n", "chunk 7 is missing"});
-  tmp.put("ckpt/u/0.0.0", "short");
+  tmp.on_root([&] { fs::remove(dir + "/n/c/7"); });  // a missing chunk is damage in a checkpoint
+  expect_io_error_everywhere(world, [&] { (void)r.load<std::int32_t, 1>("n", l.n, d); }, {dir + "/n", "chunk c/7 is missing"});
+  tmp.put("ckpt/u/c/0/0/0", "short");
   expect_io_error_everywhere(world, [&] { (void)r.load<double, 3>("u", l.u, d); }, {dir + "/u", "truncated chunk"});
-  tmp.put("ckpt/v/0.0", "not zlib");
+  tmp.put("ckpt/v/c/0/0", "not zlib");
   expect_io_error_everywhere(world, [&] { (void)r.load<std::complex<float>, 2>("v", l.v, d); }, {"bad zlib data"});
-  const std::string json = tmp.get("ckpt/checkpoint.json");
+  const std::string json = tmp.get("ckpt/zarr.json");
   for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
            {json.substr(0, json.size() / 2), "bad JSON"},
            {"", "bad JSON"},
            {"{\"format\": \"other\"}", "format"},
-           {"{\"format\": \"tessera-checkpoint\", \"version\": 2}", "version"},
-           {"{\"format\": \"tessera-checkpoint\", \"version\": 1, \"step\": 1.5}", "step"},
-           {"{\"format\": \"tessera-checkpoint\", \"version\": 1, \"step\": 99999999999999999999}", "step"},
-           {"{\"format\": \"tessera-checkpoint\", \"version\": 1, \"step\": 1, \"time\": 0, \"attributes\": {},"
+           {"{\"format\": \"tessera-checkpoint\", \"version\": 3}", "version"},
+           {"{\"format\": \"tessera-checkpoint\", \"version\": 2, \"step\": 1.5}", "step"},
+           {"{\"format\": \"tessera-checkpoint\", \"version\": 2, \"step\": 99999999999999999999}", "step"},
+           {"{\"format\": \"tessera-checkpoint\", \"version\": 2, \"step\": 1, \"time\": 0, \"attributes\": {},"
             " \"fields\": [{\"name\": \"../x\", \"dtype\": \"<f8\", \"shape\": [1], \"chunks\": [1]}]}", "field name"},
-           {"{\"format\": \"tessera-checkpoint\", \"version\": 1, \"step\": 1, \"time\": 0, \"attributes\": {\"a\": 1},"
+           {"{\"format\": \"tessera-checkpoint\", \"version\": 2, \"step\": 1, \"time\": 0, \"attributes\": {\"a\": 1},"
             " \"fields\": []}", "attribute"}}) {
-    tmp.put("ckpt/checkpoint.json", text);
-    expect_io_error_everywhere(world, [&] { (void)CheckpointReader(dir, world); }, {dir + "/checkpoint.json", needle});
+    tmp.put("ckpt/zarr.json", text);
+    expect_io_error_everywhere(world, [&] { (void)CheckpointReader(dir, world); }, {dir + "/zarr.json", needle});
   }
-  tmp.on_root([&] { fs::remove(dir + "/checkpoint.json"); });
-  expect_io_error_everywhere(world, [&] { (void)CheckpointReader(dir, world); }, {dir, "no checkpoint.json"});
+  tmp.on_root([&] { fs::remove(dir + "/zarr.json"); });
+  expect_io_error_everywhere(world, [&] { (void)CheckpointReader(dir, world); }, {dir, "no zarr.json"});
 
   // Commit refuses to replace a directory that is not a checkpoint (and leaves it alone).
   tmp.on_root([&] { std::ofstream(tmp.file("ckpt/precious.txt")) << "keep me"; });
@@ -263,6 +263,29 @@ TYPED_TEST(Checkpoint, ErrorsOnEveryRank) {
   }
   w.commit();
   EXPECT_EQ(CheckpointReader(tmp.file("other"), world).names(), std::vector<std::string>{"n"});
+}
+
+// set_format(2): a Zarr v2 group (.zgroup, .zattrs) of v2 arrays, read back like a v3 one.
+TYPED_TEST(Checkpoint, ZarrV2Group) {
+  TempDir tmp;
+  const auto world = ProcessGroup::world();
+  const Device d = this->device();
+  const Fields l = write_layouts(world);
+  {
+    CheckpointWriter w(tmp.file("ckpt"), world);
+    w.set_format(2);
+    w.set_step(4);
+    w.set("k", "v");
+    w.add("u", formula<double, 3>(l.u, d, 2), io::Compressor::zstd);
+    w.commit();
+  }
+  EXPECT_TRUE(fs::exists(tmp.file("ckpt/.zgroup")));
+  EXPECT_TRUE(fs::exists(tmp.file("ckpt/u/.zarray")));
+  const CheckpointReader r(tmp.file("ckpt"), world);
+  EXPECT_EQ(r.step(), 4);
+  EXPECT_EQ(r.get("k"), "v");
+  EXPECT_TRUE(matches_formula(r.load<double, 3>("u", read_layouts(world).u, d), 2));
+  EXPECT_THROW(CheckpointWriter(tmp.file("other"), world).set_format(4), InvalidArgument);
 }
 
 TEST(CheckpointChunks, DefaultIsTheLargestBlockCappedAt64MiB) {

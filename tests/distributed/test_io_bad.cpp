@@ -52,8 +52,6 @@ TYPED_TEST(IoBad, NpyFilesThrowOnEveryRankAndLeaveTheDestination) {
   const std::string good = tmp.get("good.npy");
   const std::size_t off = io::parse_npy_header(good).data_offset;
   const std::string data = good.substr(off);
-  std::string fortran = io::make_npy_header("<f8", {9, 7});
-  fortran.replace(fortran.find("False"), 5, "True ");
   std::string long_len = good, bad_version = good, bad_key = good;
   long_len[8] = long_len[9] = static_cast<char>(0xff);
   bad_version[6] = 9;
@@ -69,7 +67,6 @@ TYPED_TEST(IoBad, NpyFilesThrowOnEveryRankAndLeaveTheDestination) {
       {"key.npy", bad_key, "unexpected key 'dexcr'"},
       {"magic.npy", "GIF89a" + good.substr(6), "wrong magic"},
       {"empty.npy", "", "preamble"},
-      {"fortran.npy", fortran + data, "fortran_order"},
       {"f4.npy", io::make_npy_header("<f4", {9, 7}) + data.substr(0, 9 * 7 * 4), "dtype '<f4'"},
       {"shape.npy", io::make_npy_header("<f8", {7, 9}) + data, "shape (7, 9)"},
       {"rank.npy", io::make_npy_header("<f8", {63}) + data, "shape (63,)"},
@@ -114,7 +111,7 @@ TYPED_TEST(IoBad, ZarrStoresThrowOnEveryRankAndLeaveTheDestination) {
   const Device d = this->device();
   const Layout<2> l = Layout<2>::block(ProcessGrid::balanced(world, 2), {10, 6});
   const std::string s = tmp.file("s"), z = tmp.file("z");
-  io::save_zarr(s, formula<double, 2>(l, d), {3, 4});
+  io::save_zarr(s, formula<double, 2>(l, d), {3, 4}, io::Compressor::none);
   io::save_zarr(z, formula<double, 2>(l, d), {3, 4}, io::Compressor::zlib);
   auto dst = io::load_zarr<double, 2>(z, l, d);
   ASSERT_TRUE(matches_formula(dst));

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <complex>
 #include <cstring>
 #include <cstdint>
@@ -195,17 +196,14 @@ TYPED_TEST(IoNpy, BrokenFilesThrowOnEveryRank) {
     good.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
   const std::size_t off = io::parse_npy_header(good).data_offset;
-  std::string fortran = io::make_npy_header("<f8", {5, 7});
-  fortran.replace(fortran.find("False"), 5, "True ");
   put(dir, "truncated.npy", good.substr(0, good.size() - 8));
   put(dir, "header_only.npy", good.substr(0, 30));
   put(dir, "magic.npy", "\x93NUMPX" + good.substr(6));
   put(dir, "dict.npy", good.substr(0, 10) + std::string(off - 11, ' ').replace(0, 5, "{'des") + "\n" + good.substr(off));
-  put(dir, "fortran.npy", fortran + good.substr(off));
   put(dir, "empty.npy", "");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"truncated.npy", "shorter"}, {"header_only.npy", "header"}, {"magic.npy", "magic"}, {"dict.npy", "bad .npy header"},
-      {"fortran.npy", "fortran_order"}, {"empty.npy", "preamble"}, {"missing.npy", "cannot open"}};
+      {"empty.npy", "preamble"}, {"missing.npy", "cannot open"}};
   for (const auto& [name, what] : cases) {
     try {
       (void)io::load_npy<double, 2>(dir.file(name), l, d);
@@ -222,6 +220,47 @@ TYPED_TEST(IoNpy, BrokenFilesThrowOnEveryRank) {
   EXPECT_THROW((io::load_npy<double, 3>(dir.file("good.npy"), r3, d)), IoError);  // rank
   EXPECT_THROW(io::save_npy(dir.file("no/such/dir.npy"), formula<double, 2>(l, d)), IoError);
   expect_formula(io::load_npy<double, 2>(dir.file("good.npy"), l, d), "after the errors");  // still in step
+}
+
+// Fortran-order and big-endian files (as numpy writes them for np.asfortranarray(a) and
+// a.astype('>f8')) load into any layout: each rank transposes or swaps its own block.
+template <class T>
+void fortran_and_big_endian(const TempDir& dir, Device d, const std::string& descr) {
+  const auto world = ProcessGroup::world();
+  const index_t n0 = 5, n1 = 7, n2 = 3;
+  for (const bool fortran : {false, true})
+    for (const bool big : {false, true}) {
+      const std::string name = dir.file(descr.substr(1) + (fortran ? "_F" : "_C") + (big ? "_BE.npy" : "_LE.npy"));
+      if (world.rank() == 0) {
+        std::string h = io::make_npy_header((descr[0] == '|' ? "|" : big ? ">" : "<") + descr.substr(1), {n0, n1, n2});
+        if (fortran) h.replace(h.find("False"), 5, "True ");
+        std::string data;
+        // Fortran order: the first index varies fastest.
+        for (index_t k = 0; k < n0 * n1 * n2; ++k) {
+          const index_t i = fortran ? k % n0 : k / (n1 * n2), j = fortran ? (k / n0) % n1 : (k / n2) % n1,
+                        l = fortran ? k / (n0 * n1) : k % n2;
+          T v = value_at<T>((i * n1 + j) * n2 + l);
+          char b[sizeof(T)];
+          std::memcpy(b, &v, sizeof v);
+          const std::size_t unit = std::is_floating_point_v<T> || std::is_integral_v<T> ? sizeof(T) : sizeof(T) / 2;
+          for (std::size_t o = 0; big && o < sizeof(T); o += unit) std::reverse(b + o, b + o + unit);
+          data.append(b, sizeof b);
+        }
+        std::ofstream(name, std::ios::binary) << h << data;
+      }
+      world.barrier();
+      for (const auto& l : {Layout<3>::block(ProcessGrid::balanced(world, 2), {n0, n1, n2}),
+                            Layout<3>(ProcessGrid(world), {n0, n1, n2}, {-1, -1, 0})})
+        expect_formula(io::load_npy<T, 3>(name, l, d), name);
+    }
+}
+
+TYPED_TEST(IoNpy, FortranOrderAndBigEndian) {
+  TempDir dir;
+  fortran_and_big_endian<double>(dir, this->device(), "<f8");
+  fortran_and_big_endian<std::int32_t>(dir, this->device(), "<i4");
+  fortran_and_big_endian<std::complex<float>>(dir, this->device(), "<c8");
+  fortran_and_big_endian<bool>(dir, this->device(), "|b1");
 }
 
 // Parser units (pure functions: the same on every rank).

@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "detail/zarray_meta.hpp"  // private (distributed/io/src): the parser is tested directly
+#include "detail/zarr_meta.hpp"  // private (distributed/io/src): the parser is tested directly
 #include "device_test.hpp"
 #include "tessera/io/zarr.hpp"
 
@@ -103,7 +103,7 @@ template <class K> class IoZarr : public DeviceTest<K> {};
 TYPED_TEST_SUITE(IoZarr, tessera::testing::DeviceKinds, tessera::testing::DeviceKindNames);
 
 template <class T>
-void round_trip_1d(Device d, Compressor c) {
+void round_trip_1d(Device d, io::Codec c) {
   auto world = ProcessGroup::world();
   ProcessGrid grid(world);
   const index_t n = 23;
@@ -116,7 +116,7 @@ void round_trip_1d(Device d, Compressor c) {
 }
 
 TYPED_TEST(IoZarr, RoundTrip1DAllDtypes) {
-  for (auto c : {Compressor::none, Compressor::zlib}) {
+  for (io::Codec c : {io::Codec(Compressor::none), io::Codec(Compressor::zlib), io::Codec(), io::Codec(Compressor::zstd)}) {
     round_trip_1d<bool>(this->device(), c);
     round_trip_1d<std::int32_t>(this->device(), c);
     round_trip_1d<std::int64_t>(this->device(), c);
@@ -170,7 +170,7 @@ TYPED_TEST(IoZarr, FilesOnDisk) {
   auto world = ProcessGroup::world();
   auto l = Layout<2>::block(ProcessGrid::balanced(world, 2), {5, 3});
   TempStore store("files");
-  io::save_zarr(store.path, filled<float, 2>(l, this->device()), {2, 2});
+  io::save_zarr(store.path, filled<float, 2>(l, this->device()), {2, 2}, Compressor::none);
   std::ifstream f(fs::path(store.path) / ".zarray");
   std::stringstream ss;
   ss << f.rdbuf();
@@ -221,7 +221,7 @@ TYPED_TEST(IoZarr, ErrorsOnEveryRank) {
   expect_io_error([&] { io::load_zarr<float, 1>(store.path, l, d); }, "dtype <f8");
   expect_io_error([&] { io::load_zarr<double, 1>(store.path, Layout<1>(ProcessGrid(world), {13}, {0}), d); },
                   "shape [12]");
-  expect_io_error([&] { io::load_zarr<double, 1>(store.path + "_nope", l, d); }, "cannot open");
+  expect_io_error([&] { io::load_zarr<double, 1>(store.path + "_nope", l, d); }, "not a Zarr array");
   // Saving into a path that is a regular file fails on rank 0; every rank throws.
   world.barrier();
   if (world.rank() == 0) std::ofstream(store.path + "_file") << "x";
@@ -236,6 +236,7 @@ TYPED_TEST(IoZarr, ErrorsOnEveryRank) {
     world.barrier();
   };
   // The last chunk is read by the last rank only: the others learn of it through the agreement.
+  io::save_zarr(store.path, filled<double, 1>(l, d), {3}, Compressor::none);
   rewrite(p / "3", "short");
   expect_io_error([&] { io::load_zarr<double, 1>(store.path, l, d); }, "truncated chunk");
   io::save_zarr(store.path, filled<double, 1>(l, d), {3}, Compressor::zlib);
@@ -245,14 +246,14 @@ TYPED_TEST(IoZarr, ErrorsOnEveryRank) {
   expect_io_error([&] { io::load_zarr<double, 1>(store.path, l, d); }, "bad JSON");
   const std::string base = R"({"zarr_format": 2, "shape": [12], "chunks": [3], "dtype": "<f8", "fill_value": 0.0,
     "order": "C", "filters": null, "compressor": )";
-  rewrite(p / ".zarray", base + R"({"id": "blosc", "cname": "lz4"}})");
-  expect_io_error([&] { io::load_zarr<double, 1>(store.path, l, d); }, "compressor blosc");
+  rewrite(p / ".zarray", base + R"({"id": "lzma"}})");
+  expect_io_error([&] { io::load_zarr<double, 1>(store.path, l, d); }, "codec lzma is not supported");
   rewrite(p / ".zarray", R"({"zarr_format": 2, "shape": [12], "chunks": [3], "dtype": "<f8", "fill_value": 0.0,
-    "order": "F", "filters": null, "compressor": null})");
-  expect_io_error([&] { io::load_zarr<double, 1>(store.path, l, d); }, "order F");
-  rewrite(p / ".zarray", R"({"zarr_format": 2, "shape": [12], "chunks": [3], "dtype": ">f8", "fill_value": 0.0,
-    "order": "C", "filters": null, "compressor": null})");
-  expect_io_error([&] { io::load_zarr<double, 1>(store.path, l, d); }, "dtype >f8");
+    "order": "C", "filters": null, "compressor": {"id": "zstd", "level": 3}})");
+  expect_io_error([&] { io::load_zarr<double, 1>(store.path, l, d); }, "bad zstd data");
+  rewrite(p / ".zarray", R"({"zarr_format": 2, "shape": [12], "chunks": [3], "dtype": "<f8", "fill_value": 0.0,
+    "order": "C", "filters": null, "compressor": {"id": "blosc"}})");
+  expect_io_error([&] { io::load_zarr<double, 1>(store.path, l, d); }, "bad blosc data");
 }
 
 std::string doc(const std::string& extra = "", const std::string& filters = "null") {
@@ -277,13 +278,13 @@ TEST(IoZarrParser, Rejects) {
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"", "bad JSON"},
       {"[]", "not a JSON object"},
-      {doc() + " x", "trailing"},
+      {doc() + " x", "bad JSON"},
       {doc(R"(, "zarr_format": 2)"), "duplicate key"},
-      {"{\"a\": 01}", "leading zero"},
-      {"{\"a\": NaN}", "non-standard"},
-      {"{\"a\": \"x\ty\"}", "control character"},
+      {"{\"a\": 01}", "bad JSON"},
+      {"{\"a\": NaN}", "bad JSON"},
+      {"{\"a\": \"x\ty\"}", "bad JSON"},
       {"{\"a\": [1, 2,]}", "bad JSON"},
-      {"{\"a\": \"\\q\"}", "bad escape"},
+      {"{\"a\": \"\\q\"}", "bad JSON"},
       {std::string(100, '[') + std::string(100, ']'), "too deep"},
       {doc("", "[{\"id\": \"delta\"}]"), "filters"},
       {R"({"zarr_format": 3, "shape": [1], "chunks": [1], "dtype": "<f8", "fill_value": 0, "order": "C", "compressor": null})", "zarr_format"},

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "detail/zarray_meta.hpp"  // private header of tessera::io (distributed/io/src)
+#include "detail/zarr_meta.hpp"  // private header of tessera::io (distributed/io/src)
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);

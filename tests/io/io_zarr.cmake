@@ -1,6 +1,7 @@
 # Interop tests of tessera::io Zarr stores (add_test ...), included by tests/CMakeLists.txt.
 # Tessera (3 ranks) writes stores that zarr-python 2 checks; zarr-python writes stores that
-# Tessera (2 ranks) loads. Python tests exit 77 (skipped) where zarr cannot be imported; the
+# Tessera (2 ranks) loads: every v2 compressor (zlib, gzip, zstd, Blosc with each inner codec and
+# shuffle), order F and big-endian. Python tests exit 77 (skipped) where zarr cannot be imported; the
 # reader then finds no stores and skips too.
 add_executable(zarr_interop ${CMAKE_CURRENT_SOURCE_DIR}/io/zarr_interop.cpp)
 target_link_libraries(zarr_interop PRIVATE tessera::io)

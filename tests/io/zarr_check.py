@@ -1,8 +1,9 @@
 """Zarr interop with zarr-python 2 (see tests/io/zarr_interop.cpp for the values).
 
   zarr_check.py check DIR   opens the arrays zarr_interop wrote and checks every element;
-  zarr_check.py write DIR   writes arrays (several dtypes, zlib and none, edge chunks, nested
-                            chunk keys, missing chunks) for zarr_interop read DIR.
+  zarr_check.py write DIR   writes arrays (several dtypes, every compressor of CODECS, edge
+                            chunks, nested chunk keys, missing chunks, order F and big-endian)
+                            for zarr_interop read DIR.
 Exits 77 (skipped) when zarr cannot be imported.
 """
 import os
@@ -11,7 +12,7 @@ import sys
 try:
     import numpy as np
     import zarr
-    from numcodecs import Zlib
+    from numcodecs import Blosc, GZip, Zlib, Zstd
 except ImportError as e:
     print("zarr-python not available (%s): skipped" % e)
     sys.exit(77)
@@ -26,6 +27,22 @@ ARRAYS = {
     "c8_1d_none": ("<c8", (10,), (3,), False),
     "c16_2d_zlib": ("<c16", (5, 4), (2, 3), True),
 }
+
+
+# Every v2 compressor, by the names zarr_interop.cpp uses.
+CODECS = {
+    "none": None,
+    "zlib": Zlib(level=1),
+    "gzip": GZip(level=1),
+    "zstd": Zstd(level=1),
+    "blosc_lz4_shuffle": Blosc("lz4", 5, Blosc.SHUFFLE),
+    "blosc_lz4hc_noshuffle": Blosc("lz4hc", 3, Blosc.NOSHUFFLE),
+    "blosc_blosclz_bitshuffle": Blosc("blosclz", 5, Blosc.BITSHUFFLE),
+    "blosc_zstd": Blosc("zstd", 2, Blosc.SHUFFLE),
+    "blosc_zlib": Blosc("zlib", 1, Blosc.SHUFFLE),
+}
+# name: (dtype, shape, chunks) of the arrays written once per codec
+CODEC_ARRAYS = {"f4": ("<f4", (7, 5, 4), (3, 2, 4)), "c16": ("<c16", (6, 5), (4, 2))}
 
 
 def values(dtype, shape):
@@ -54,6 +71,17 @@ def check(d):
             problems.append("values differ")
         print("%s: %s" % (name, "; ".join(problems) or "ok"))
         bad += bool(problems)
+    for cname, codec in CODECS.items():
+        for suffix, (dtype, shape, chunks) in CODEC_ARRAYS.items():
+            name = "codec_%s_%s" % (cname, suffix)
+            a = zarr.open(os.path.join(d, name), mode="r")
+            ok = np.array_equal(a[...], values(dtype, shape)) and a.compressor == codec
+            print("%s: %s" % (name, "ok" if ok else "values or compressor differ (%s)" % a.compressor))
+            bad += not ok
+    a = zarr.open(os.path.join(d, "f8_3d_F_BE"), mode="r")
+    ok = a.order == "F" and a.dtype == np.dtype(">f8") and np.array_equal(a[...], values("<f8", (6, 5, 4)))
+    print("f8_3d_F_BE: %s" % ("ok" if ok else "order %s dtype %s or values differ" % (a.order, a.dtype)))
+    bad += not ok
     return 1 if bad else 0
 
 
@@ -70,6 +98,16 @@ def write(d):
     a = zarr.open(os.path.join(d, "f8_1d_fill"), mode="w", shape=(20,), chunks=(4,), dtype="<f8",
                   compressor=None, fill_value=7.0)
     a[:5] = values("<f8", (20,))[:5]
+    for cname, codec in CODECS.items():
+        for suffix, (dtype, shape, chunks) in CODEC_ARRAYS.items():
+            a = zarr.open(os.path.join(d, "codec_%s_%s" % (cname, suffix)), mode="w", shape=shape, chunks=chunks,
+                          dtype=dtype, compressor=codec)
+            a[...] = values(dtype, shape)
+    a = zarr.open(os.path.join(d, "f8_3d_F_BE"), mode="w", shape=(6, 5, 4), chunks=(4, 3, 2), dtype=">f8",
+                  order="F", compressor=Zstd(level=3))
+    a[...] = values("<f8", (6, 5, 4))
+    a = zarr.open(os.path.join(d, "i4_2d_F_BE_blosc"), mode="w", shape=(9, 7), chunks=(4, 4), dtype=">i4", order="F")
+    a[...] = values("<i4", (9, 7))  # zarr-python's default compressor: Blosc-LZ4, shuffle
     open(os.path.join(d, "done"), "w").close()
     print("wrote %d arrays to %s" % (len(ARRAYS) + 2, d))
     return 0

@@ -58,6 +58,7 @@ TEST(Settings, ReadsEveryVariable) {
                            {"TESSERA_COPY_BLOCKS_PER_SM", "4"},
                            {"TESSERA_COPY_ENGINE", "on"},
                            {"TESSERA_MPIIO_COLLECTIVE", "yes"},
+                           {"TESSERA_IO_THREADS", "6"},
                            {"OMPI_COMM_WORLD_RANK", "5"}});
   EXPECT_EQ(s.device, "cuda:1");
   EXPECT_TRUE(s.verbose);
@@ -74,7 +75,10 @@ TEST(Settings, ReadsEveryVariable) {
   EXPECT_EQ(s.mpiio_collective, std::optional<bool>(true));
   EXPECT_EQ(from({{"TESSERA_MPIIO_COLLECTIVE", "0"}}).mpiio_collective, std::optional<bool>(false));
   EXPECT_EQ(s.launcher_rank, 5);
-  for (const char* name : {"TESSERA_DEVICE=cuda:1", "TESSERA_NCCL=0", "TESSERA_EXCHANGE_CHUNKS=3", "TESSERA_FFT_CHUNKS=8"})
+  EXPECT_EQ(s.io_threads, 6);
+  EXPECT_THROW(from({{"TESSERA_IO_THREADS", "-1"}}), tessera::InvalidArgument);
+  for (const char* name : {"TESSERA_DEVICE=cuda:1", "TESSERA_NCCL=0", "TESSERA_EXCHANGE_CHUNKS=3", "TESSERA_FFT_CHUNKS=8",
+                           "TESSERA_IO_THREADS=6"})
     EXPECT_NE(s.str().find(name), std::string::npos) << name << " missing from\n" << s.str();
 }
 

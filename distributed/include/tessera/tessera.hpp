@@ -51,3 +51,4 @@
 #include "tessera/io/npy.hpp"
 #include "tessera/io/zarr.hpp"
 #include "tessera/io/checkpoint.hpp"
+#include "tessera/io/hdf5.hpp"

@@ -110,6 +110,7 @@ Settings Settings::parse(const Lookup& get) {
     if (!t) bad("TESSERA_TRANSPORT", *v, "auto, nccl, nccl-window, ipc or mpi");
     s.transport = *t;
   }
+  s.io_threads = parse_int(get, "TESSERA_IO_THREADS", s.io_threads, 0, "an integer >= 0 (0: from the hardware)");
   s.launcher_rank = rank_from(get);
   return s;
 }
@@ -149,7 +150,8 @@ std::string Settings::str() const {
     << "TESSERA_COPY_ENGINE=" << b(copy_engine) << "\n"
     << "TESSERA_FFT_CALLBACKS=" << b(fft_callbacks) << "\n"
     << "TESSERA_MPIIO_COLLECTIVE=" << (mpiio_collective ? b(*mpiio_collective) : "") << "    (empty: by the MPI)\n"
-    << "TESSERA_TRANSPORT=" << transport_name(transport) << "    (auto, nccl, nccl-window, ipc, mpi)\n";
+    << "TESSERA_TRANSPORT=" << transport_name(transport) << "    (auto, nccl, nccl-window, ipc, mpi)\n"
+    << "TESSERA_IO_THREADS=" << io_threads << "    (0: hardware threads / ranks on the node)\n";
   return o.str();
 }
 

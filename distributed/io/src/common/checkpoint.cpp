@@ -1,6 +1,7 @@
-// Checkpoints (tessera/io/checkpoint.hpp): the temporary directory, checkpoint.json, the
-// fsync-and-rename commit and the reader's fallback to <dir>.old. Fields are written by the
-// public save_zarr (durable) and read by load_zarr (every chunk required).
+// Checkpoints (tessera/io/checkpoint.hpp): the temporary directory, the Zarr group's metadata
+// (written last: it marks a complete checkpoint), the fsync-and-rename commit and the reader's
+// fallback to <dir>.old. Fields are written by the public save_zarr (durable) and read by
+// load_zarr (every chunk required).
 #include "tessera/io/checkpoint.hpp"
 
 #include <fcntl.h>
@@ -8,7 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -18,9 +19,10 @@
 #include <set>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "../detail/error_text.hpp"
 #include "../detail/checkpoint_chunks.hpp"
-#include "../detail/zarr_json.hpp"
 #include "tessera/local/element_types.hpp"
 
 namespace tessera::io {
@@ -29,7 +31,8 @@ namespace {
 namespace fs = std::filesystem;
 using Vec = std::vector<std::int64_t>;
 constexpr const char* kFormat = "tessera-checkpoint";
-constexpr int kVersion = 1;
+constexpr int kVersion = 2;  // 2: a Zarr group (1 was checkpoint.json)
+using json = nlohmann::json;
 
 const Stream& host_stream() { return Stream::default_for(Device::host()); }
 
@@ -61,7 +64,7 @@ std::string normalize(std::string dir) {
 }
 
 bool valid_name(const std::string& n) {
-  if (n.empty() || n[0] == '.' || n == "checkpoint.json") return false;
+  if (n.empty() || n[0] == '.' || n == "zarr.json") return false;
   return std::all_of(n.begin(), n.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
   });
@@ -100,49 +103,26 @@ void write_durable(const std::string& path, const std::string& text) {
   if (::fsync(fd) != 0 || ::close(fd) != 0) throw_errno("cannot write", path);
 }
 
-std::string json_string(const std::string& s) {
-  std::string o = "\"";
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c == '"' || c == '\\') {
-      o += '\\', o += ch;
-    } else if (c < 0x20) {
-      char b[8];
-      std::snprintf(b, sizeof b, "\\u%04x", c);
-      o += b;
-    } else {
-      o += ch;
-    }
-  }
-  return o + "\"";
-}
 std::string json_ints(const Vec& v) {
   std::string o = "[";
   for (std::size_t i = 0; i < v.size(); ++i) o += (i ? ", " : "") + std::to_string(v[i]);
   return o + "]";
 }
-std::string json_double(double x) {
-  if (std::isnan(x)) return "\"NaN\"";
-  if (std::isinf(x)) return x > 0 ? "\"Infinity\"" : "\"-Infinity\"";
-  char b[32];
-  std::snprintf(b, sizeof b, "%.17g", x);  // 17 significant digits: the same double when read back
-  return b;
+json json_double(double x) {
+  if (std::isnan(x)) return "NaN";
+  if (std::isinf(x)) return x > 0 ? "Infinity" : "-Infinity";
+  return x;
 }
 
-std::string checkpoint_json(std::int64_t step, double time, const std::map<std::string, std::string>& attrs,
-                            const std::vector<CheckpointField>& fields) {
-  std::string o = "{\n  \"format\": \"" + std::string(kFormat) + "\",\n  \"version\": " + std::to_string(kVersion) +
-                  ",\n  \"step\": " + std::to_string(step) + ",\n  \"time\": " + json_double(time) + ",\n  \"attributes\": {";
-  bool first = true;
-  for (const auto& [k, v] : attrs) o += (first ? "\n    " : ",\n    ") + json_string(k) + ": " + json_string(v), first = false;
-  o += attrs.empty() ? "},\n  \"fields\": [" : "\n  },\n  \"fields\": [";
-  for (std::size_t i = 0; i < fields.size(); ++i) {
-    const auto& f = fields[i];
-    o += (i ? ",\n    " : "\n    ") + std::string("{\"name\": ") + json_string(f.name) + ", \"dtype\": " + json_string(f.dtype) +
-         ", \"shape\": " + json_ints(f.shape) + ", \"chunks\": " + json_ints(f.chunks) + "}";
-  }
-  return o + (fields.empty() ? "]\n}\n" : "\n  ]\n}\n");
+// The group's attributes: step, time, the user's attributes and the fields.
+std::string group_attributes(std::int64_t step, double time, const std::map<std::string, std::string>& attrs,
+                             const std::vector<CheckpointField>& fields) {
+  json f = json::array();
+  for (const auto& x : fields) f.push_back({{"name", x.name}, {"dtype", x.dtype}, {"shape", x.shape}, {"chunks", x.chunks}});
+  return json{{"format", kFormat}, {"version", kVersion}, {"step", step}, {"time", json_double(time)}, {"attributes", attrs}, {"fields", f}}
+      .dump(2);
 }
+bool complete(const fs::path& d) { return fs::exists(d / "zarr.json") || (fs::exists(d / ".zgroup") && fs::exists(d / ".zattrs")); }
 
 std::string read_whole(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -157,12 +137,12 @@ std::string read_whole(const std::string& path) {
 // two renames (`dir` missing).
 std::string resolve(const std::string& dir) {
   const fs::path d(dir), old(dir + ".old");
-  if (fs::exists(d / "checkpoint.json")) return dir;
+  if (complete(d)) return dir;
   if (!fs::exists(d)) {
-    if (fs::exists(old / "checkpoint.json")) return old.string();
+    if (complete(old)) return old.string();
     throw std::runtime_error("no checkpoint there (the directory does not exist)");
   }
-  throw std::runtime_error("not a complete checkpoint (no checkpoint.json)");
+  throw std::runtime_error("not a complete checkpoint (no zarr.json)");
 }
 
 }  // namespace
@@ -249,7 +229,9 @@ void CheckpointWriter::add(const std::string& name, const distributed::Array<T, 
                            std::type_identity_t<distributed::Index<R>> chunks, Compressor c) {
   begin_field(name, a.layout().grid().group());
   // Every file fsynced by the rank that wrote it; IoError on every rank if any rank fails.
-  save_zarr(tmp_ + "/" + name, a, chunks, ZarrWriteOptions{c, /*durable=*/true});
+  ZarrWriteOptions o{c, /*durable=*/true};
+  o.format = format_;
+  save_zarr(tmp_ + "/" + name, a, chunks, o);
   const auto& g = a.layout().global_shape();
   fields_.push_back(CheckpointField{name, zarr_dtype(dtype_v<T>), Vec(g.begin(), g.end()), Vec(chunks.begin(), chunks.end())});
 }
@@ -271,17 +253,24 @@ void CheckpointWriter::commit() {
     try {
       const fs::path d(dir_), old(dir_ + ".old"), tmp(tmp_);
       const fs::path parent = d.has_parent_path() ? d.parent_path() : fs::path(".");
-      write_durable((tmp / "checkpoint.json").string(), checkpoint_json(step_, time_, attrs_, fields_));
+      const std::string attrs = group_attributes(step_, time_, attrs_, fields_);
+      if (format_ == 3) {
+        write_durable((tmp / "zarr.json").string(),
+                      json{{"zarr_format", 3}, {"node_type", "group"}, {"attributes", json::parse(attrs)}}.dump(2));
+      } else {
+        write_durable((tmp / ".zgroup").string(), "{\n  \"zarr_format\": 2\n}");
+        write_durable((tmp / ".zattrs").string(), attrs);
+      }
       for (const auto& f : fields_) fsync_path((tmp / f.name).string(), true);
       fsync_path(tmp_, true);
       // Replace: the previous checkpoint becomes .old (a stale .old, left when a commit stopped
       // before removing it, goes first: `d` is complete), the new one takes its name.
-      if (fs::exists(d / "checkpoint.json")) {
+      if (complete(d)) {
         fs::remove_all(old);
         fs::rename(d, old);
       } else if (fs::exists(d)) {
         if (!fs::is_directory(d) || !fs::is_empty(d))
-          throw std::runtime_error("exists and is not a checkpoint (no checkpoint.json): not replaced");
+          throw std::runtime_error("exists and is not a checkpoint (no zarr.json): not replaced");
         fs::remove(d);
       }
       fs::rename(tmp, d);
@@ -303,68 +292,70 @@ void CheckpointWriter::commit() {
 // ---- reader ----
 
 CheckpointReader::CheckpointReader(std::string dir, comm::ProcessGroup group) : dir_(normalize(std::move(dir))) {
-  std::string err, text;
+  std::string err, text, file;
   if (group.rank() == 0) {
     try {
       path_ = resolve(dir_);
-      text = read_whole(path_ + "/checkpoint.json");
+      file = path_ + (fs::exists(path_ + "/zarr.json") ? "/zarr.json" : "/.zattrs");
+      text = read_whole(file);
     } catch (const std::exception& e) {
       err = "checkpoint " + dir_ + ": " + tessera::detail::message_of(e);
     }
   }
   agree(group, err);
   path_ = broadcast_string(group, path_, 0);
+  file = broadcast_string(group, file, 0);
   text = broadcast_string(group, text, 0);
 
   // Every rank parses the same bytes: the same result, or the same IoError, everywhere.
-  const std::string where = "checkpoint " + path_ + "/checkpoint.json: ";
-  detail::Json doc;
-  try {
-    doc = detail::JsonParser(text).parse_document();
-  } catch (const std::runtime_error& e) {
-    throw IoError(where + e.what());
-  }
+  const std::string where = "checkpoint " + file + ": ";
   const auto bad = [&](const std::string& what) { throw IoError(where + what); };
-  const auto member = [&](const detail::Json& o, const char* key, detail::Json::Kind kind) -> const detail::Json& {
-    const auto it = o.members.find(key);
-    if (it == o.members.end() || it->second.kind != kind) bad(std::string("\"") + key + "\" missing or of the wrong type");
-    return it->second;
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::exception& e) {
+    bad(std::string("bad JSON: ") + e.what());
+  }
+  if (doc.is_object() && doc.contains("node_type")) {
+    if (doc["node_type"] != "group" || !doc.contains("attributes")) bad("not a Zarr group with attributes");
+    doc = doc["attributes"];
+  }
+  const auto member = [&](const json& o, const char* key, json::value_t kind) -> const json& {
+    const auto it = o.find(key);
+    const bool ok = it != o.end() && (it->type() == kind || (kind == json::value_t::number_integer && it->is_number_integer()));
+    if (!ok) bad(std::string("\"") + key + "\" missing or of the wrong type");
+    return *it;
   };
-  const auto int64 = [&](const detail::Json& v, const char* what) {
-    std::int64_t x = 0;
-    const auto [p, ec] = std::from_chars(v.str.data(), v.str.data() + v.str.size(), x);
-    if (v.kind != detail::Json::number || !v.integral || ec != std::errc() || p != v.str.data() + v.str.size())
-      bad(std::string(what) + " is not a 64-bit integer");
-    return x;
-  };
-  const auto ints = [&](const detail::Json& o, const char* key, std::int64_t min) {
+  const auto ints = [&](const json& o, const char* key, std::int64_t min) {
     Vec r;
-    for (const auto& x : member(o, key, detail::Json::array).items) {
-      r.push_back(int64(x, key));
+    for (const auto& x : member(o, key, json::value_t::array)) {
+      if (!x.is_number_integer() || (x.is_number_unsigned() && x.get<std::uint64_t>() > INT64_MAX)) bad(std::string(key) + " is not a 64-bit integer");
+      r.push_back(x.get<std::int64_t>());
       if (r.back() < min) bad(std::string("\"") + key + "\" holds a value below " + std::to_string(min));
     }
     return r;
   };
-  if (doc.kind != detail::Json::object) bad("not a JSON object");
-  if (member(doc, "format", detail::Json::string).str != kFormat) bad("not a Tessera checkpoint (\"format\")");
-  if (int64(member(doc, "version", detail::Json::number), "version") != kVersion) bad("unsupported version");
-  step_ = int64(member(doc, "step", detail::Json::number), "step");
-  const auto it = doc.members.find("time");
-  if (it == doc.members.end()) bad("\"time\" missing");
-  const auto& t = it->second;
-  if (t.kind == detail::Json::number) time_ = t.num;
-  else if (t.kind == detail::Json::string && t.str == "NaN") time_ = NAN;
-  else if (t.kind == detail::Json::string && (t.str == "Infinity" || t.str == "-Infinity")) time_ = t.str[0] == '-' ? -INFINITY : INFINITY;
+  if (!doc.is_object()) bad("not a JSON object");
+  if (member(doc, "format", json::value_t::string) != kFormat) bad("not a Tessera checkpoint (\"format\")");
+  if (member(doc, "version", json::value_t::number_integer) != kVersion) bad("unsupported version");
+  const auto& st = member(doc, "step", json::value_t::number_integer);
+  if (st.is_number_unsigned() && st.get<std::uint64_t>() > INT64_MAX) bad("step is not a 64-bit integer");
+  step_ = st.get<std::int64_t>();
+  const auto it = doc.find("time");
+  if (it == doc.end()) bad("\"time\" missing");
+  if (it->is_number()) time_ = it->get<double>();
+  else if (*it == "NaN") time_ = NAN;
+  else if (*it == "Infinity" || *it == "-Infinity") time_ = *it == "Infinity" ? INFINITY : -INFINITY;
   else bad("\"time\" is not a number");
-  for (const auto& [k, v] : member(doc, "attributes", detail::Json::object).members) {
-    if (v.kind != detail::Json::string) bad("attribute \"" + k + "\" is not a string");
-    attrs_[k] = v.str;
+  for (const auto& [k, v] : member(doc, "attributes", json::value_t::object).items()) {
+    if (!v.is_string()) bad("attribute \"" + k + "\" is not a string");
+    attrs_[k] = v.get<std::string>();
   }
   std::set<std::string> seen;
-  for (const auto& f : member(doc, "fields", detail::Json::array).items) {
-    if (f.kind != detail::Json::object) bad("a field is not an object");
-    CheckpointField cf{member(f, "name", detail::Json::string).str, member(f, "dtype", detail::Json::string).str,
-                       ints(f, "shape", 0), ints(f, "chunks", 1)};
+  for (const auto& f : member(doc, "fields", json::value_t::array)) {
+    if (!f.is_object()) bad("a field is not an object");
+    CheckpointField cf{member(f, "name", json::value_t::string).get<std::string>(),
+                       member(f, "dtype", json::value_t::string).get<std::string>(), ints(f, "shape", 0), ints(f, "chunks", 1)};
     if (!valid_name(cf.name) || !seen.insert(cf.name).second) bad("bad or repeated field name \"" + cf.name + "\"");
     if (cf.chunks.size() != cf.shape.size()) bad("field \"" + cf.name + "\": shape and chunks differ in length");
     fields_.push_back(std::move(cf));

@@ -13,7 +13,9 @@
 
 #include "../detail/error_text.hpp"
 #include "../detail/npy_header.hpp"
+#include "../detail/mpiio_policy.hpp"
 #include "../detail/npy_mpiio.hpp"
+#include "../detail/zarr_codecs.hpp"
 #include "tessera/distributed/consistency.hpp"
 #include "tessera/local/basic_ops.hpp"
 #include "tessera/local/element_types.hpp"
@@ -25,19 +27,7 @@ namespace {
 
 using detail::index_t;
 
-// Open MPI 4.1's OMPIO corrupts write_all (zeros in other ranks' data, about every other run at
-// 3-4 ranks) unless one fcoll component is forced by hand; it apparently picks the collective
-// algorithm per rank from that rank's own view. ROMIO and independent I/O on the same views are
-// right every time, so with Open MPI 4 every rank does independent I/O in the same rounds.
-// TESSERA_MPIIO_COLLECTIVE=1 (e.g. with --mca io romio321) or =0 overrides the choice.
-bool collective_io() {
-  if (const auto forced = settings().mpiio_collective) return *forced;
-#if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
-  return false;
-#else
-  return true;
-#endif
-}
+using detail::collective_io;
 std::size_t g_chunk_bytes = std::size_t(256) << 20;
 
 std::string shape_text(const std::vector<index_t>& s) {
@@ -257,10 +247,12 @@ void read_npy(const NpyPlan& p, const SlabFn& take) {
   MPI_Bcast(head.data(), static_cast<int>(hs), MPI_CHAR, 0, p.comm);
 
   NpyHeader h;
+  bool swap = false;
   try {
     h = parse_npy_header(head);
-    if (h.fortran_order) throw IoError("fortran_order True is not supported");
-    if (h.descr != p.descr) throw IoError("dtype '" + h.descr + "' but '" + p.descr + "' was asked for");
+    // A big-endian file of the same type is read and swapped ('>f8' for '<f8'; '|b1' has no order).
+    swap = h.descr.size() == p.descr.size() && h.descr[0] == '>' && p.descr[0] == '<' && h.descr.substr(1) == p.descr.substr(1);
+    if (h.descr != p.descr && !swap) throw IoError("dtype '" + h.descr + "' but '" + p.descr + "' was asked for");
     if (h.shape != p.global) throw IoError("shape " + shape_text(h.shape) + " but " + shape_text(p.global) + " was asked for");
     // (in elements, so that a huge shape in a corrupt header cannot overflow the byte count)
     unsigned long long n = 1;
@@ -274,16 +266,50 @@ void read_npy(const NpyPlan& p, const SlabFn& take) {
   }
   if (!err.empty()) throw IoError(err);
 
-  ViewFile f(p, MPI_MODE_RDONLY, err);
+  // A Fortran-order file is the C-order file of the reversed shape: each rank reads its block
+  // reversed through the same subarray view, then transposes (and swaps) it in memory.
+  NpyPlan q = p;
+  const std::size_t unit = p.descr.size() > 1 && p.descr[1] == 'c' ? p.elem / 2 : p.elem;
+  std::vector<char> whole;
+  index_t slab = 1;
+  if (h.fortran_order) {
+    std::reverse(q.global.begin(), q.global.end());
+    std::reverse(q.lo.begin(), q.lo.end());
+    std::reverse(q.count.begin(), q.count.end());
+    index_t n = 1;
+    for (std::size_t a = 0; a < q.count.size(); ++a) n *= q.count[a], slab *= a ? q.count[a] : 1;
+    whole.resize(static_cast<std::size_t>(n) * p.elem);
+  }
+  const SlabFn raw = [&](index_t row0, index_t rows, void* host) {
+    if (swap)
+      for (char *b = static_cast<char*>(host), *e = b + rows * slab * p.elem; b < e; b += unit) std::reverse(b, b + unit);
+    if (h.fortran_order) std::memcpy(whole.data() + row0 * slab * p.elem, host, static_cast<std::size_t>(rows * slab) * p.elem);
+    else take(row0, rows, host);
+  };
+  if (!h.fortran_order)
+    for (std::size_t a = 1; a < p.count.size(); ++a) slab *= p.count[a];
+
+  ViewFile f(q, MPI_MODE_RDONLY, err);
   agree(p.comm, err);
-  f.set_view(p, h.data_offset, err);
+  f.set_view(q, h.data_offset, err);
   agree(p.comm, err);
-  const Rounds r = plan_rounds(p, err);
-  run_rounds(p, r, take, false,
+  const Rounds r = plan_rounds(q, err);
+  run_rounds(q, r, raw, false,
              [&](void* buf, int n, MPI_Status* st) {
                return collective ? MPI_File_read_all(f.fh(), buf, n, f.etype(), st)
                                       : MPI_File_read(f.fh(), buf, n, f.etype(), st);
              }, err);
+  if (h.fortran_order && err.empty() && !whole.empty()) {
+    try {
+      std::vector<char> c(whole.size());
+      std::vector<int> order;
+      for (std::size_t a = q.count.size(); a-- > 0;) order.push_back(static_cast<int>(a));
+      permute(whole.data(), q.count, order, p.elem, c.data());
+      take(0, p.count[0], c.data());
+    } catch (const std::exception& e) {
+      err = p.path + ": staging failed: " + tessera::detail::message_of(e);
+    }
+  }
   agree(p.comm, err);
 }
 

@@ -1,4 +1,5 @@
-// Zarr v2 directory stores (tessera/io/zarr.hpp): metadata, chunk exchange and chunk files.
+// Zarr v2/v3 directory stores (tessera/io/zarr.hpp): metadata, chunk exchange and the parallel
+// chunk pipeline (codecs: zarr_codecs.cpp, metadata: zarr_meta.cpp).
 #include "tessera/io/zarr.hpp"
 
 #include <cerrno>
@@ -6,27 +7,32 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
-#include <sstream>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../detail/error_text.hpp"
+#include "../detail/io_threads.hpp"
+#include "../detail/zarr_codecs.hpp"
+#include "../detail/zarr_meta.hpp"
 #include "../detail/zarr_store.hpp"
-#include "../detail/zarray_meta.hpp"
 #include "tessera/distributed/consistency.hpp"
 #include "tessera/local/basic_ops.hpp"
+#include "tessera/local/context.hpp"
 #include "tessera/local/element_types.hpp"
-#if TESSERA_HAVE_ZLIB
-#include <zlib.h>
-#endif
+#include "tessera/local/memory.hpp"
+#include "tessera/local/settings.hpp"
 
 namespace tessera::io {
 namespace {
 
 namespace fs = std::filesystem;
+using detail::copy_region;
 using Vec = std::vector<std::int64_t>;
 
 const Stream& host_stream() { return Stream::default_for(Device::host()); }
@@ -46,39 +52,21 @@ void agree(const comm::ProcessGroup& g, const std::string& err) {
   throw IoError(msg);
 }
 
+int io_threads(const comm::ProcessGroup& g) {
+  if (settings().io_threads > 0) return settings().io_threads;
+  const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return std::max(1, hw / std::max(1, g.local_size()));
+}
+
 std::int64_t product(const Vec& v) {
   std::int64_t p = 1;
   for (auto x : v) p *= x;
   return p;
 }
 
-// Copies box [lo, hi) (global indices) from a row-major block at src_lo (shape src_shape) to one
-// at dst_lo (shape dst_shape).
-void copy_region(char* dst, const Vec& dst_lo, const Vec& dst_shape, const char* src, const Vec& src_lo,
-                 const Vec& src_shape, const Vec& lo, const Vec& hi, std::size_t es) {
-  const int n = static_cast<int>(lo.size());
-  for (int a = 0; a < n; ++a)
-    if (hi[a] <= lo[a]) return;
-  const std::size_t row = static_cast<std::size_t>(hi[n - 1] - lo[n - 1]) * es;
-  Vec i = lo;
-  while (true) {
-    std::int64_t so = 0, d = 0;
-    for (int a = 0; a < n; ++a) so = so * src_shape[a] + (i[a] - src_lo[a]), d = d * dst_shape[a] + (i[a] - dst_lo[a]);
-    std::memcpy(dst + d * es, src + so * es, row);
-    int a = n - 2;
-    for (; a >= 0; --a) {
-      if (++i[a] < hi[a]) break;
-      i[a] = lo[a];
-    }
-    if (a < 0) return;
-  }
-}
-
 struct ChunkGrid {
-  Vec shape, chunks, count;
-  ChunkGrid(const Vec& s, const Vec& c) : shape(s), chunks(c), count(s.size()) {
-    for (std::size_t a = 0; a < s.size(); ++a) count[a] = (s[a] + c[a] - 1) / c[a];
-  }
+  Vec shape, chunks;
+  ChunkGrid(const Vec& s, const Vec& c) : shape(s), chunks(c) {}
   Vec lo(const Vec& idx) const {
     Vec l(idx.size());
     for (std::size_t a = 0; a < idx.size(); ++a) l[a] = idx[a] * chunks[a];
@@ -109,11 +97,6 @@ struct ChunkGrid {
       if (a < 0) return;
     }
   }
-  std::string name(const Vec& idx, char sep) const {
-    std::string s;
-    for (std::size_t a = 0; a < idx.size(); ++a) s += (a ? std::string(1, sep) : "") + std::to_string(idx[a]);
-    return s;
-  }
 };
 
 Vec intersect_lo(const Vec& a, const Vec& b) {
@@ -136,6 +119,20 @@ bool contains(const Vec& lo, const Vec& hi, const Vec& i) {
     if (i[a] < lo[a] || i[a] >= hi[a]) return false;
   return true;
 }
+// Box [lo, lo+ext) is one contiguous run of the row-major block [blo, bhi): whole along every
+// axis after the first it spans more than one index of.
+bool contiguous_in(const Vec& lo, const Vec& ext, const Vec& blo, const Vec& bhi) {
+  std::size_t a = 0;
+  while (a < ext.size() && ext[a] == 1) ++a;
+  for (std::size_t b = a + 1; b < ext.size(); ++b)
+    if (lo[b] != blo[b] || ext[b] != bhi[b] - blo[b]) return false;
+  return true;
+}
+std::int64_t offset_in(const Vec& i, const Vec& blo, const Vec& bhi) {
+  std::int64_t o = 0;
+  for (std::size_t a = 0; a < i.size(); ++a) o = o * (bhi[a] - blo[a]) + (i[a] - blo[a]);
+  return o;
+}
 
 // The rank writing chunk `idx`: the non-replica rank holding its first element.
 int chunk_owner(const detail::ZarrShard& s, const Vec& first) {
@@ -144,91 +141,149 @@ int chunk_owner(const detail::ZarrShard& s, const Vec& first) {
   return 0;  // unreachable for a valid layout
 }
 
-std::string read_file(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  if (!f) throw std::runtime_error("cannot open " + p.string());
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  if (f.bad()) throw std::runtime_error("cannot read " + p.string());
-  return ss.str();
+[[noreturn]] void sys_fail(const std::string& what, const fs::path& p) {
+  throw IoError(what + " " + p.string() + " (" + std::strerror(errno) + ")");
 }
-// POSIX I/O rather than ofstream: errors carry errno, and `durable` can fsync before close.
-void write_file(const fs::path& p, const char* data, std::size_t n, bool durable) {
-  const auto fail = [&](const char* what) {
-    throw std::runtime_error(std::string(what) + " " + p.string() + " (" + std::strerror(errno) + ")");
+
+// The whole file at `p`, or false if it does not exist.
+bool read_file(const fs::path& p, std::string& out) {
+  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return false;
+    sys_fail("cannot open", p);
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) ::close(fd), sys_fail("cannot stat", p);
+  out.resize(static_cast<std::size_t>(st.st_size));
+  std::size_t done = 0;
+  while (done < out.size()) {
+    const ssize_t r = ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) ::close(fd), sys_fail("cannot read", p);
+    done += static_cast<std::size_t>(r);
+  }
+  ::close(fd);
+  return true;
+}
+std::string read_text(const fs::path& p) {
+  std::string s;
+  if (!read_file(p, s)) throw IoError("cannot open " + p.string() + " (no such file)");
+  return s;
+}
+// Reads exactly n bytes of `p` into dst; false if the file does not exist.
+bool read_exact(const fs::path& p, char* dst, std::size_t n) {
+  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return false;
+    sys_fail("cannot open", p);
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0) ::close(fd), sys_fail("cannot stat", p);
+  if (static_cast<std::size_t>(st.st_size) != n)
+    ::close(fd), throw IoError("chunk of " + std::to_string(st.st_size) + " bytes, " + std::to_string(n) +
+                               " expected (truncated chunk): " + p.string());
+  for (std::size_t done = 0; done < n;) {
+    const ssize_t r = ::pread(fd, dst + done, n - done, static_cast<off_t>(done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) ::close(fd), sys_fail("cannot read", p);
+    done += static_cast<std::size_t>(r);
+  }
+  ::close(fd);
+  return true;
+}
+
+// Reads `n` bytes at `off` of an open file.
+void pread_all(int fd, char* dst, std::size_t n, std::uint64_t off, const fs::path& p) {
+  for (std::size_t done = 0; done < n;) {
+    const ssize_t r = ::pread(fd, dst + done, n - done, static_cast<off_t>(off + done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) sys_fail("cannot read", p);
+    done += static_cast<std::size_t>(r);
+  }
+}
+
+// The part [blo, bhi) (global indices) of the shard at `lo` (file `p`): its index, then only the
+// inner chunks overlapping that part, decoded on `threads` threads. False if the file is missing.
+bool read_shard_part(const fs::path& p, const ShardSpec& s, const detail::ChunkType& t, const Vec& lo, const Vec& blo,
+                     const Vec& bhi, char* host, const Vec& host_lo, const Vec& host_ext, int threads) {
+  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return false;
+    sys_fail("cannot open", p);
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0) sys_fail("cannot stat", p);
+  const std::size_t size = static_cast<std::size_t>(st.st_size), n0 = t.shape.size();
+  Vec count(n0);
+  std::size_t n = 1;
+  for (std::size_t a = 0; a < n0; ++a) count[a] = t.shape[a] / s.inner[a], n *= static_cast<std::size_t>(count[a]);
+  const std::size_t ib = detail::shard_index_bytes(s, n);
+  if (size < ib) throw IoError("shard of " + std::to_string(size) + " bytes is shorter than its index (" + std::to_string(ib) + " bytes)");
+  std::string ix(ib, '\0');
+  pread_all(fd, ix.data(), ib, s.index_at_end ? size - ib : 0, p);
+  const auto index = detail::parse_shard_index(s, ix, size, n);
+  const auto inner_lo = [&](std::size_t k) {  // global first element of inner chunk k (C order)
+    Vec ilo(n0);
+    for (std::size_t a = n0; a-- > 0;) ilo[a] = lo[a] + static_cast<std::int64_t>(k % count[a]) * s.inner[a], k /= count[a];
+    return ilo;
   };
-  const int fd = ::open(p.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail("cannot create");
-  while (n > 0) {
-    const ssize_t w = ::write(fd, data, n);
+  std::vector<std::size_t> wanted;  // inner chunks overlapping [blo, bhi)
+  for (std::size_t k = 0; k < n; ++k) {
+    const Vec ilo = inner_lo(k);
+    bool hit = true;
+    for (std::size_t a = 0; a < n0; ++a) hit = hit && ilo[a] < bhi[a] && ilo[a] + s.inner[a] > blo[a];
+    if (hit) wanted.push_back(k);
+  }
+  const detail::ChunkType it{s.inner, t.elem, t.swap_unit, t.fill};
+  const std::string err = detail::parallel_for(wanted.size(), threads, [&](std::size_t w) {
+    const std::size_t k = wanted[w];
+    const Vec ilo = inner_lo(k);
+    Vec ihi(n0);
+    for (std::size_t a = 0; a < n0; ++a) ihi[a] = ilo[a] + s.inner[a];
+    std::vector<char> buf(static_cast<std::size_t>(it.count()) * t.elem);
+    if (index[2 * k] == ~std::uint64_t(0)) {
+      for (std::size_t b = 0; b < buf.size(); b += t.elem) std::memcpy(buf.data() + b, t.fill.data(), t.elem);
+    } else {
+      std::string bytes(index[2 * k + 1], '\0');
+      pread_all(fd, bytes.data(), bytes.size(), index[2 * k], p);
+      detail::decode_chunk(s.codecs, bytes, buf.data(), it, 1);
+    }
+    copy_region(host, host_lo, host_ext, buf.data(), ilo, s.inner, intersect_lo(ilo, blo), intersect_hi(ihi, bhi), t.elem);
+  });
+  if (!err.empty()) throw IoError(err);
+  return true;
+}
+
+// Writes to `p`.tmp and renames it to `p` (POSIX I/O: errors carry errno; durable fsyncs first).
+void write_file(const fs::path& p, const char* data, std::size_t n, bool durable) {
+  const fs::path tmp = p.string() + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) sys_fail("cannot create", tmp);
+  for (std::size_t done = 0; done < n;) {
+    const ssize_t w = ::pwrite(fd, data + done, n - done, static_cast<off_t>(done));
     if (w < 0 && errno == EINTR) continue;
     if (w <= 0) {
       const int e = errno;
-      ::close(fd);
+      ::close(fd), ::unlink(tmp.c_str());
       errno = e;
-      fail("cannot write");
+      sys_fail("cannot write", tmp);
     }
-    data += w, n -= static_cast<std::size_t>(w);
+    done += static_cast<std::size_t>(w);
   }
-  if (durable && ::fsync(fd) != 0) {
-    const int e = errno;
-    ::close(fd);
-    errno = e;
-    fail("cannot fsync");
-  }
-  if (::close(fd) != 0) fail("cannot close");
+  if (durable && ::fsync(fd) != 0) ::close(fd), sys_fail("cannot fsync", tmp);
+  if (::close(fd) != 0) sys_fail("cannot close", tmp);
+  if (::rename(tmp.c_str(), p.c_str()) != 0) sys_fail("cannot rename to", p);
 }
-
-std::string fill_json(DType t) {
-  switch (t) {
-    case DType::boolean: return "false";
-    case DType::int32: case DType::int64: return "0";
-    case DType::complex64: case DType::complex128: return "[0.0, 0.0]";
-    default: return "0.0";
-  }
-}
-
-std::string compress(const char* data, std::size_t n, Compressor c) {
-  if (c == Compressor::none) return std::string(data, n);
-#if TESSERA_HAVE_ZLIB
-  uLongf out_n = compressBound(static_cast<uLong>(n));
-  std::string out(out_n, '\0');
-  if (compress2(reinterpret_cast<Bytef*>(out.data()), &out_n, reinterpret_cast<const Bytef*>(data),
-                static_cast<uLong>(n), 1) != Z_OK)
-    throw std::runtime_error("zlib compression failed");
-  out.resize(out_n);
-  return out;
-#else
-  throw std::runtime_error("compressor zlib is not supported (built without zlib)");
-#endif
-}
-
-// Decodes a chunk file's bytes into `out` (exactly out.size() bytes).
-void decode(const std::string& in, std::string& out, const ZarrayMeta& m, const std::string& name) {
-  if (!m.compressor) {
-    if (in.size() != out.size())
-      throw std::runtime_error("chunk " + name + " has " + std::to_string(in.size()) + " bytes, expected " +
-                               std::to_string(out.size()) + " (truncated chunk)");
-    out = in;
-    return;
-  }
-#if TESSERA_HAVE_ZLIB
-  uLongf n = static_cast<uLongf>(out.size());
-  const int rc = uncompress(reinterpret_cast<Bytef*>(out.data()), &n, reinterpret_cast<const Bytef*>(in.data()),
-                            static_cast<uLong>(in.size()));
-  if (rc != Z_OK || n != out.size())
-    throw std::runtime_error("chunk " + name + ": bad zlib data (" +
-                             (rc == Z_OK ? std::to_string(n) + " bytes instead of " + std::to_string(out.size())
-                                         : std::string(zError(rc))) + ")");
-#else
-  throw std::runtime_error("compressor zlib is not supported (built without zlib)");
-#endif
-}
+void write_text(const fs::path& p, const std::string& s, bool durable) { write_file(p, s.data(), s.size(), durable); }
 
 // One element of the fill value in dtype t (a value the dtype cannot hold is an error, not UB).
 std::string fill_bytes(const ZarrayMeta& m, DType t, std::size_t es) {
   const auto fits = [&](double v, double lo, double hi) {
-    if (!(v >= lo && v <= hi)) throw std::runtime_error("fill_value " + std::to_string(v) + " does not fit dtype " + zarr_dtype(t));
+    if (!(v >= lo && v <= hi)) throw IoError("fill_value " + std::to_string(v) + " does not fit dtype " + zarr_dtype(t));
   };
   if (t == DType::int32) fits(m.fill_real, -2147483648.0, 2147483647.0);
   if (t == DType::int64) fits(m.fill_real, -9223372036854775808.0, 9223372036854774784.0);
@@ -249,6 +304,69 @@ std::string fill_bytes(const ZarrayMeta& m, DType t, std::size_t es) {
   return b;
 }
 
+BytesCodec bytes_codec(const Codec& c) {
+  static const char* ids[] = {"", "zlib", "gzip", "zstd", "blosc"};
+  static const char* cnames[] = {"lz4", "lz4hc", "blosclz", "zstd", "zlib"};
+  BytesCodec b{ids[static_cast<int>(c.id)], c.level};
+  b.cname = cnames[static_cast<int>(c.blosc)];
+  b.shuffle = static_cast<int>(c.shuffle);
+  return b;
+}
+
+std::string vec_str(const Vec& v) {
+  std::string r = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) r += (i ? "," : "") + std::to_string(v[i]);
+  return r + "]";
+}
+
+// The metadata save_zarr writes.
+ZarrayMeta write_meta(const detail::ZarrShard& s, const Vec& chunks, const ZarrWriteOptions& o) {
+  const std::size_t n = s.global.size();
+  bool ok = chunks.size() == n;
+  for (auto x : chunks) ok = ok && x >= 1;
+  if (!ok) throw InvalidArgument("save_zarr: chunk extents must be >= 1");
+  if (o.format != 2 && o.format != 3) throw InvalidArgument("save_zarr: format " + std::to_string(o.format) + " (2 or 3)");
+  if (!o.shard.empty()) {
+    ok = o.format == 3 && o.shard.size() == n;
+    for (std::size_t a = 0; ok && a < n; ++a) ok = o.shard[a] >= chunks[a] && o.shard[a] % chunks[a] == 0;
+    if (!ok) throw InvalidArgument("save_zarr: shard " + vec_str(o.shard) + " must be a multiple of the chunks " + vec_str(chunks) + " (format 3)");
+  }
+  ZarrayMeta m;
+  m.format = o.format;
+  m.shape = s.global;
+  m.dtype = zarr_dtype(s.dtype);
+  m.separator = o.format == 3 ? '/' : '.';
+  m.key_prefix = o.format == 3;
+  m.attributes = o.attributes;
+  ChunkCodecs c;
+  if (o.fortran_order && n > 1)
+    for (std::size_t a = n; a-- > 0;) c.transpose.push_back(static_cast<int>(a));
+  c.big_endian = o.big_endian && dtype_size(m.dtype) > 1;
+  if (o.compressor.id != Compressor::none) c.bytes.push_back(bytes_codec(o.compressor));
+  if (o.shard.empty()) {
+    m.chunks = chunks, m.codecs = c;
+  } else {
+    auto sh = std::make_shared<ShardSpec>();
+    sh->inner = chunks, sh->codecs = c;
+    sh->index_codecs.bytes.push_back(BytesCodec{"crc32c"});
+    m.chunks = o.shard, m.codecs.shard = sh;
+  }
+  return m;
+}
+
+// Stages a contiguous copy of an array's interior in pinned host memory, kept by the Context
+// between calls (one block: pinned allocations are slow).
+struct Staging {
+  PinnedBuffer buf;
+  void* get(std::size_t bytes) {
+    if (buf.bytes() < bytes) buf = PinnedBuffer(), buf = PinnedBuffer(bytes);
+    return buf.data();
+  }
+};
+void* staging(std::size_t bytes) {
+  return Context::current().resource<Staging>([] { return std::make_shared<Staging>(); }).get(bytes);
+}
+
 }  // namespace
 
 std::string zarr_dtype(DType t) {
@@ -266,32 +384,31 @@ std::string zarr_dtype(DType t) {
 
 namespace detail {
 
-void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunks, Compressor c) {
+namespace {
+std::size_t g_stage_bytes = std::size_t(64) << 20;
+}
+void set_zarr_stage_bytes(std::size_t bytes) { g_stage_bytes = std::max<std::size_t>(bytes, 1); }
+std::size_t zarr_stage_bytes() { return g_stage_bytes; }
+
+void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk_shape, const ZarrWriteOptions& o) {
   const auto& g = s.group;
-  const std::size_t n = s.global.size(), es = s.elem;
-  bool chunks_ok = chunks.size() == n;
-  for (auto x : chunks) chunks_ok = chunks_ok && x >= 1;
-  if (!chunks_ok) throw InvalidArgument("save_zarr: chunk extents must be >= 1 (" + dir + ")");
+  const std::size_t es = s.elem;
+  const ZarrayMeta m = write_meta(s, chunk_shape, o);
   const std::string where = "save_zarr: " + dir + ": ";
 
   std::string err;
   if (g.rank() == 0) {
     try {
-#if !TESSERA_HAVE_ZLIB
-      if (c == Compressor::zlib) throw std::runtime_error("compressor zlib is not supported (built without zlib)");
-#endif
       fs::create_directories(dir);
-      std::string shape, ch;
-      for (std::size_t a = 0; a < n; ++a)
-        shape += (a ? ", " : "") + std::to_string(s.global[a]), ch += (a ? ", " : "") + std::to_string(chunks[a]);
-      const std::string meta =
-          "{\n    \"chunks\": [" + ch + "],\n    \"compressor\": " +
-          (c == Compressor::zlib ? std::string("{\n        \"id\": \"zlib\",\n        \"level\": 1\n    }") : "null") +
-          ",\n    \"dimension_separator\": \".\",\n    \"dtype\": \"" + zarr_dtype(s.dtype) +
-          "\",\n    \"fill_value\": " + fill_json(s.dtype) +
-          ",\n    \"filters\": null,\n    \"order\": \"C\",\n    \"shape\": [" + shape + "],\n    \"zarr_format\": 2\n}";
-      write_file(fs::path(dir) / ".zarray", meta.data(), meta.size(), s.durable);
-      write_file(fs::path(dir) / ".zattrs", "{}", 2, s.durable);
+      const fs::path d(dir);
+      // The other format's metadata goes first: load_zarr prefers zarr.json.
+      for (const char* old : {"zarr.json", ".zarray", ".zattrs"}) fs::remove(d / old);
+      if (m.format == 3) {
+        write_text(d / "zarr.json", make_zarr_json(m), o.durable);
+      } else {
+        write_text(d / ".zarray", make_zarray(m), o.durable);
+        write_text(d / ".zattrs", m.attributes, o.durable);
+      }
     } catch (const std::exception& e) {
       err = where + tessera::detail::message_of(e);
     }
@@ -299,7 +416,7 @@ void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk
   agree(g, err);
 
   // Exchange: every non-replica rank sends the part of each chunk it holds to the chunk's owner.
-  const ChunkGrid grid(s.global, chunks);
+  const ChunkGrid grid(s.global, m.chunks);
   const int me = g.rank();
   struct Piece {
     Vec idx, lo, hi;
@@ -307,19 +424,16 @@ void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk
   };
   std::vector<Piece> sends, recvs;
   std::vector<int> send_to, recv_from;
+  std::map<Vec, std::vector<const Piece*>> mine;  // chunks this rank writes, with the pieces it receives
   if (s.canonical[me]) {
     grid.for_each(s.lo[me], s.hi[me], [&](const Vec& idx) {
-      Piece p{idx, intersect_lo(grid.lo(idx), s.lo[me]), intersect_hi(grid.hi(idx), s.hi[me]), {}};
-      const Vec ext = extent(p.lo, p.hi);
-      p.data.resize(product(ext) * es);
-      copy_region(p.data.data(), p.lo, ext, static_cast<const char*>(s.host), s.lo[me], extent(s.lo[me], s.hi[me]),
-                  p.lo, p.hi, es);
-      send_to.push_back(chunk_owner(s, grid.lo(idx)));
-      sends.push_back(std::move(p));
+      const int owner = chunk_owner(s, grid.lo(idx));
+      if (owner == me) return void(mine[idx]);
+      sends.push_back(Piece{idx, intersect_lo(grid.lo(idx), s.lo[me]), intersect_hi(grid.hi(idx), s.hi[me]), {}});
+      send_to.push_back(owner);
     });
   }
-  Vec all_lo(n, 0);
-  grid.for_each(all_lo, s.global, [&](const Vec& idx) {
+  grid.for_each(Vec(s.global.size(), 0), s.global, [&](const Vec& idx) {
     if (chunk_owner(s, grid.lo(idx)) != me) return;
     for (int r = 0; r < g.size(); ++r) {
       if (r == me || !s.canonical[r]) continue;
@@ -331,85 +445,219 @@ void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk
       recvs.push_back(std::move(p));
     }
   });
-  {
-    comm::Group group;
-    for (std::size_t i = 0; i < sends.size(); ++i)
-      if (send_to[i] != me) g.send(sends[i].data.data(), sends[i].data.size() / es, s.dtype, send_to[i], host_stream());
-    for (std::size_t i = 0; i < recvs.size(); ++i)
-      g.recv(recvs[i].data.data(), recvs[i].data.size() / es, s.dtype, recv_from[i], host_stream());
-    group.end();
-  }
+  for (const auto& p : recvs) mine[p.idx].push_back(&p);
+  // Chunks of this rank's rows alone are written while the block is staged and the pieces travel;
+  // those with pieces from other ranks after the exchange.
+  std::vector<std::pair<Vec, std::vector<const Piece*>>> early, late;
+  for (auto& [idx, pieces] : mine) (pieces.empty() ? early : late).emplace_back(idx, pieces);
+  const int threads = io_threads(g);
+  const int inner_threads = std::max(1, threads / std::max<int>(1, static_cast<int>(mine.size())));
+  const detail::ChunkType type{m.chunks, es, dtype_swap_unit(m.dtype), std::string(es, '\0')};
+  const std::size_t chunk_bytes = static_cast<std::size_t>(type.count()) * es;
+  const Vec my_ext = extent(s.lo[me], s.hi[me]);
+  std::mutex dirs_mutex;
+  const auto write_chunk = [&](const Vec& idx, const std::vector<const Piece*>& pieces) {
+    const fs::path path = fs::path(dir) / chunk_key(m, idx);
+    if (m.separator == '/' && path.has_parent_path()) {
+      std::lock_guard<std::mutex> lock(dirs_mutex);  // create_directories races with itself
+      fs::create_directories(path.parent_path());
+    }
+    const Vec lo = grid.lo(idx), hi = grid.hi(idx), ext = extent(lo, hi);
+    const bool whole = ext == m.chunks && pieces.empty() && s.canonical[me] && contains(s.lo[me], s.hi[me], lo) &&
+                       intersect_hi(hi, s.hi[me]) == hi;
+    if (whole && contiguous_in(lo, ext, s.lo[me], s.hi[me])) {
+      // A chunk that is one run of this rank's block: encoded (or written raw) from the block.
+      const char* run = static_cast<const char*>(s.host) + offset_in(lo, s.lo[me], s.hi[me]) * es;
+      if (m.codecs.trivial()) return write_file(path, run, chunk_bytes, o.durable);
+      const std::string out = encode_chunk(m.codecs, run, type, inner_threads);
+      return write_file(path, out.data(), out.size(), o.durable);
+    }
+    std::vector<char> buf(chunk_bytes, 0);  // the edges keep the fill value 0
+    if (s.canonical[me])
+      copy_region(buf.data(), lo, m.chunks, static_cast<const char*>(s.host), s.lo[me], my_ext, intersect_lo(lo, s.lo[me]),
+                  intersect_hi(hi, s.hi[me]), es);
+    for (const Piece* p : pieces) copy_region(buf.data(), lo, m.chunks, p->data.data(), p->lo, extent(p->lo, p->hi), p->lo, p->hi, es);
+    if (m.codecs.trivial()) return write_file(path, buf.data(), buf.size(), o.durable);
+    const std::string out = encode_chunk(m.codecs, buf.data(), type, inner_threads);
+    write_file(path, out.data(), out.size(), o.durable);
+  };
 
-  // Assemble and write the chunks this rank owns (full chunk size; the edges keep the fill value 0).
+  // Staging: rows [0, staged) of the block are in `s.host`; early workers wait for their rows.
+  const std::int64_t rows = s.canonical[me] && !my_ext.empty() ? my_ext[0] : 0;
+  std::int64_t staged = s.stage ? 0 : rows;
+  bool stage_failed = false;
+  std::mutex stage_mutex;
+  std::condition_variable stage_cv;
+  std::string early_err, stage_err;
+  std::thread early_pool([&] {
+    early_err = parallel_for(early.size(), threads, [&](std::size_t i) {
+      const std::int64_t need = s.lo[me].empty() ? 0 : std::min(grid.hi(early[i].first)[0], s.hi[me][0]) - s.lo[me][0];
+      {
+        std::unique_lock<std::mutex> lock(stage_mutex);
+        stage_cv.wait(lock, [&] { return staged >= need || stage_failed; });
+        if (stage_failed) return;
+      }
+      write_chunk(early[i].first, early[i].second);
+    });
+  });
+  struct Joiner {  // also when an exception leaves (a failed exchange): never a joinable thread's destructor
+    std::thread& t;
+    ~Joiner() {
+      if (t.joinable()) t.join();
+    }
+  } joiner{early_pool};
   try {
-    std::map<Vec, std::vector<char>> mine;
-    auto place = [&](const Piece& p) {
-      auto& buf = mine[p.idx];
-      if (buf.empty()) buf.assign(product(chunks) * es, 0);
-      copy_region(buf.data(), grid.lo(p.idx), chunks, p.data.data(), p.lo, extent(p.lo, p.hi), p.lo, p.hi, es);
-    };
-    for (std::size_t i = 0; i < sends.size(); ++i)
-      if (send_to[i] == me) place(sends[i]);
-    for (const auto& p : recvs) place(p);
-    for (const auto& [idx, buf] : mine) {
-      const std::string out = compress(buf.data(), buf.size(), c);
-      write_file(fs::path(dir) / grid.name(idx, '.'), out.data(), out.size(), s.durable);
+    for (std::int64_t r0 = 0; s.stage && r0 < rows; r0 += s.stage_rows) {
+      const std::int64_t n = std::min(s.stage_rows, rows - r0);
+      s.stage(r0, n);
+      std::lock_guard<std::mutex> lock(stage_mutex);
+      staged = r0 + n;
+      stage_cv.notify_all();
     }
   } catch (const std::exception& e) {
-    err = where + tessera::detail::message_of(e);
+    stage_err = "staging failed: " + tessera::detail::message_of(e);
+    std::lock_guard<std::mutex> lock(stage_mutex);
+    stage_failed = true;
+    stage_cv.notify_all();
   }
-  agree(g, err);
+  if (stage_err.empty())
+    parallel_for(sends.size(), threads, [&](std::size_t i) {
+      Piece& p = sends[i];
+      const Vec ext = extent(p.lo, p.hi);
+      p.data.resize(product(ext) * es);
+      copy_region(p.data.data(), p.lo, ext, static_cast<const char*>(s.host), s.lo[me], my_ext, p.lo, p.hi, es);
+    });
+  else
+    for (auto& p : sends) p.data.resize(product(extent(p.lo, p.hi)) * es);  // sent anyway: the receivers wait for them
+  {
+    comm::Group group;
+    for (std::size_t i = 0; i < sends.size(); ++i) g.send(sends[i].data.data(), sends[i].data.size() / es, s.dtype, send_to[i], host_stream());
+    for (std::size_t i = 0; i < recvs.size(); ++i) g.recv(recvs[i].data.data(), recvs[i].data.size() / es, s.dtype, recv_from[i], host_stream());
+    group.end();
+  }
+  err = stage_err.empty() ? parallel_for(late.size(), threads, [&](std::size_t i) { write_chunk(late[i].first, late[i].second); }) : "";
+  early_pool.join();
+  if (err.empty()) err = stage_err.empty() ? early_err : stage_err;
+  agree(g, err.empty() ? err : where + err);
 }
 
 void load_zarr_host(const std::string& dir, const ZarrShard& s) {
   const int me = s.group.rank();
   const std::size_t es = s.elem;
   std::string err;
+  const std::string where = "load_zarr: " + dir + ": ";
   try {
+    const fs::path d(dir);
+    std::string text;
     ZarrayMeta m;
-    try {
-      m = parse_zarray(read_file(fs::path(dir) / ".zarray"));
-    } catch (const IoError& e) {
-      throw std::runtime_error(e.message());
-    }
-    auto vec_str = [](const Vec& v) {
-      std::string r = "[";
-      for (std::size_t i = 0; i < v.size(); ++i) r += (i ? "," : "") + std::to_string(v[i]);
-      return r + "]";
-    };
-    if (m.dtype != zarr_dtype(s.dtype))
-      throw std::runtime_error("dtype " + m.dtype + " in the store, " + zarr_dtype(s.dtype) + " requested");
-    if (m.shape != s.global)
-      throw std::runtime_error("shape " + vec_str(m.shape) + " in the store, " + vec_str(s.global) + " in the layout");
-    if (m.order != 'C') throw std::runtime_error("order F is not supported");
-    if (m.compressor && *m.compressor != "zlib")
-      throw std::runtime_error("compressor " + *m.compressor + " is not supported");
-#if !TESSERA_HAVE_ZLIB
-    if (m.compressor) throw std::runtime_error("compressor zlib is not supported (built without zlib)");
-#endif
+    if (read_file(d / "zarr.json", text)) m = parse_zarr_json(text);
+    else if (read_file(d / ".zarray", text)) m = parse_zarray(text);
+    else throw IoError("cannot open .zarray or zarr.json (not a Zarr array)");
+    if (m.dtype != zarr_dtype(s.dtype)) throw IoError("dtype " + m.dtype + " in the store, " + zarr_dtype(s.dtype) + " requested");
+    if (m.shape != s.global) throw IoError("shape " + vec_str(m.shape) + " in the store, " + vec_str(s.global) + " in the layout");
     const ChunkGrid grid(m.shape, m.chunks);
-    const std::string fill = fill_bytes(m, s.dtype, es);
-    const Vec my_ext = extent(s.lo[me], s.hi[me]);
+    const detail::ChunkType type{m.chunks, es, dtype_swap_unit(m.dtype), fill_bytes(m, s.dtype, es)};
+    const std::size_t chunk_bytes = static_cast<std::size_t>(type.count()) * es;
     if (static_cast<double>(product(m.chunks)) * es > double(std::size_t(1) << 36))
-      throw std::runtime_error("chunks " + vec_str(m.chunks) + " are too large to read (over 64 GiB each)");
-    std::string buf(product(m.chunks) * es, '\0');
-    grid.for_each(s.lo[me], s.hi[me], [&](const Vec& idx) {
-      const std::string name = grid.name(idx, m.separator);
-      const fs::path p = fs::path(dir) / name;
-      if (fs::exists(p)) {
-        decode(read_file(p), buf, m, name);
-      } else if (s.require_chunks) {
-        throw std::runtime_error("chunk " + name + " is missing");
-      } else {
-        for (std::size_t i = 0; i < buf.size(); i += es) std::memcpy(buf.data() + i, fill.data(), es);
+      throw IoError("chunks " + vec_str(m.chunks) + " are too large to read (over 64 GiB each)");
+    std::vector<Vec> work;
+    grid.for_each(s.lo[me], s.hi[me], [&](const Vec& idx) { work.push_back(idx); });
+    const int threads = io_threads(s.group);
+    const int inner_threads = std::max(1, threads / std::max<int>(1, static_cast<int>(work.size())));
+    const Vec my_ext = extent(s.lo[me], s.hi[me]);
+    char* host = static_cast<char*>(s.host);
+    const auto read_chunk = [&](std::size_t i) {
+      const Vec& idx = work[i];
+      const std::string name = chunk_key(m, idx);
+      const fs::path p = d / name;
+      const Vec lo = grid.lo(idx), hi = grid.hi(idx), ext = extent(lo, hi);
+      const Vec blo = intersect_lo(lo, s.lo[me]), bhi = intersect_hi(hi, s.hi[me]);
+      const bool whole = ext == m.chunks && blo == lo && bhi == hi && contiguous_in(lo, ext, s.lo[me], s.hi[me]);
+      // A chunk that is one run of this rank's block is read (raw) or decoded straight into it.
+      char* dst = whole ? host + offset_in(lo, s.lo[me], s.hi[me]) * es : nullptr;
+      if (whole && m.codecs.trivial() && read_exact(p, dst, chunk_bytes)) return;
+      if (m.codecs.shard && m.codecs.bytes.empty() && m.codecs.transpose.empty() && !whole) {
+        // Part of a shard: its index and the inner chunks this rank needs, nothing else.
+        try {
+          if (read_shard_part(p, *m.codecs.shard, type, lo, blo, bhi, host, s.lo[me], my_ext, inner_threads)) return;
+        } catch (const IoError& e) {
+          throw IoError("chunk " + name + ": " + e.message());
+        }
+        if (s.require_chunks) throw IoError("chunk " + name + " is missing");
       }
-      copy_region(static_cast<char*>(s.host), s.lo[me], my_ext, buf.data(), grid.lo(idx), m.chunks,
-                  intersect_lo(grid.lo(idx), s.lo[me]), intersect_hi(grid.hi(idx), s.hi[me]), es);
-    });
+      std::vector<char> buf(whole ? 0 : chunk_bytes);
+      char* out = whole ? dst : buf.data();
+      std::string bytes;
+      if (read_file(p, bytes)) {
+        try {
+          decode_chunk(m.codecs, bytes, out, type, inner_threads);
+        } catch (const IoError& e) {
+          throw IoError("chunk " + name + ": " + e.message());
+        }
+      } else if (s.require_chunks) {
+        throw IoError("chunk " + name + " is missing");
+      } else {
+        for (std::size_t k = 0; k < chunk_bytes; k += es) std::memcpy(out + k, type.fill.data(), es);
+      }
+      if (!whole) copy_region(host, s.lo[me], my_ext, buf.data(), lo, m.chunks, blo, bhi, es);
+    };
+    if (!s.take) {
+      err = parallel_for(work.size(), threads, read_chunk);
+    } else {
+      // The calling thread hands each slab of rows on (take: device copies stay on this thread)
+      // as soon as every chunk overlapping it is decoded, while the pool decodes the rest.
+      const std::int64_t rows = work.empty() ? 0 : my_ext[0], per = s.stage_rows;
+      std::vector<int> pending(static_cast<std::size_t>((rows + per - 1) / per), 0);
+      const auto slabs = [&](std::size_t i, auto&& f) {  // the slabs chunk i overlaps
+        const std::int64_t r0 = std::max(grid.lo(work[i])[0], s.lo[me][0]) - s.lo[me][0];
+        const std::int64_t r1 = std::min(grid.hi(work[i])[0], s.hi[me][0]) - s.lo[me][0];
+        for (std::int64_t k = r0 / per; k * per < r1; ++k) f(pending[static_cast<std::size_t>(k)]);
+      };
+      for (std::size_t i = 0; i < work.size(); ++i) slabs(i, [](int& n) { ++n; });
+      std::mutex mutex;
+      std::condition_variable cv;
+      bool failed = false;
+      std::thread pool([&] {
+        err = parallel_for(work.size(), threads, [&](std::size_t i) {
+          bool ok = false;
+          struct Done {  // counts the chunk down even when it fails, so that no slab waits forever
+            std::mutex& m;
+            std::condition_variable& cv;
+            bool& failed;
+            const bool& ok;
+            std::function<void()> down;
+            ~Done() {
+              std::lock_guard<std::mutex> lock(m);
+              if (!ok) failed = true;
+              else down();
+              cv.notify_all();
+            }
+          } done{mutex, cv, failed, ok, [&] { slabs(i, [](int& n) { --n; }); }};
+          read_chunk(i);
+          ok = true;
+        });
+      });
+      std::string take_err;
+      for (std::size_t k = 0; k < pending.size(); ++k) {
+        {
+          std::unique_lock<std::mutex> lock(mutex);
+          cv.wait(lock, [&] { return pending[k] == 0 || failed; });
+          if (failed) break;
+        }
+        try {
+          s.take(static_cast<std::int64_t>(k) * per, std::min(per, rows - static_cast<std::int64_t>(k) * per));
+        } catch (const std::exception& e) {
+          take_err = "staging failed: " + tessera::detail::message_of(e);
+          break;
+        }
+      }
+      pool.join();
+      if (err.empty()) err = take_err;
+    }
   } catch (const std::exception& e) {
-    err = "load_zarr: " + dir + ": " + tessera::detail::message_of(e);
+    err = tessera::detail::message_of(e);
   }
-  agree(s.group, err);
+  agree(s.group, err.empty() ? err : where + err);
 }
 
 }  // namespace detail
@@ -434,13 +682,33 @@ template <class T, int R>
 void save_zarr(const std::string& dir, const distributed::Array<T, R>& a, std::type_identity_t<distributed::Index<R>> chunks,
                const ZarrWriteOptions& o) {
   const auto agreed = distributed::check_call<T, R>("save_zarr", a.layout(), a.device(), "dir", dir, "chunks",
-                                                    local::shape_str(chunks), "compressor", o.compressor, "durable", o.durable);
+                                                    local::shape_str(chunks), "format", o.format, "durable", o.durable);
   a.stream().synchronize();  // work queued on an adopted stream finishes before the copy
-  local::Array<T, R> h(a.layout().local_shape(), Device::host());
-  local::copy(h, a.interior());
-  auto s = make_shard<T, R>(a.layout(), h.data());
-  s.durable = o.durable;
-  detail::save_zarr_host(dir, s, Vec(chunks.begin(), chunks.end()), o.compressor);
+  const auto in = a.interior();
+  const auto shape = a.layout().local_shape();
+  void* host = in.data();
+  local::Array<T, R> packed;  // a device shard with halos, packed on the device first
+  const local::Array<T, R>* src = &in;
+  if (!(a.device().is_host() && in.is_contiguous())) {  // staged through pinned memory, by slabs
+    host = staging(sizeof(T) * static_cast<std::size_t>(local::shape_size(shape)));
+    if (!a.device().is_host() && !in.is_contiguous()) {
+      packed = local::Array<T, R>(shape, a.device());
+      local::copy(packed, in);
+      src = &packed;
+    }
+  }
+  auto s = make_shard<T, R>(a.layout(), host);
+  if (host != in.data()) {
+    using local::index_t;
+    const index_t row = local::shape_size(shape) / std::max<index_t>(1, shape[0]);  // elements per leading-axis row
+    s.stage_rows = std::max<index_t>(1, static_cast<index_t>(detail::zarr_stage_bytes()) / std::max<index_t>(1, row * index_t(sizeof(T))));
+    s.stage = [&, row](std::int64_t row0, std::int64_t rows) {
+      auto slab = shape;
+      slab[0] = rows;
+      local::copy(local::Array<T, R>::view(static_cast<T*>(host) + row0 * row, slab, Device::host()), src->slice(0, row0, row0 + rows));
+    };
+  }
+  detail::save_zarr_host(dir, s, Vec(chunks.begin(), chunks.end()), o);
 }
 
 template <class T, int R>
@@ -448,11 +716,28 @@ distributed::Array<T, R> load_zarr(const std::string& dir, const distributed::La
                                    const ZarrReadOptions& o) {
   const auto agreed = distributed::check_call<T, R>("load_zarr", layout, d, "dir", dir, "require_chunks", o.require_chunks);
   distributed::Array<T, R> a(layout, d);
-  local::Array<T, R> h(layout.local_shape(), Device::host());
-  auto s = make_shard<T, R>(layout, h.data());
+  const auto in = a.interior();
+  const auto shape = layout.local_shape();
+  const bool direct = d.is_host() && in.is_contiguous();
+  void* host = direct ? static_cast<void*>(in.data()) : staging(sizeof(T) * static_cast<std::size_t>(local::shape_size(shape)));
+  auto s = make_shard<T, R>(layout, host);
   s.require_chunks = o.require_chunks;
+  local::Array<T, R> packed;  // a device shard with halos: slabs go to a packed copy first
+  if (!d.is_host() && !in.is_contiguous()) packed = local::Array<T, R>(shape, d);
+  const local::Array<T, R>& dst = packed.data() ? packed : in;
+  if (!direct) {
+    using local::index_t;
+    const index_t row = local::shape_size(shape) / std::max<index_t>(1, shape[0]);
+    s.stage_rows = std::max<index_t>(1, static_cast<index_t>(detail::zarr_stage_bytes()) / std::max<index_t>(1, row * index_t(sizeof(T))));
+    s.take = [&, row](std::int64_t row0, std::int64_t rows) {
+      auto slab = shape;
+      slab[0] = rows;
+      local::copy(dst.slice(0, row0, row0 + rows), local::Array<T, R>::view(static_cast<T*>(host) + row0 * row, slab, Device::host()));
+    };
+  }
   detail::load_zarr_host(dir, s);
-  local::copy(a.interior(), h);
+  if (packed.data()) local::copy(in, packed);
+  a.stream().synchronize();  // the staging buffer is reused by the next call
   return a;
 }
 

@@ -52,6 +52,9 @@ struct Settings {
   // TESSERA_TRANSPORT: auto (the group's: NCCL, or MPI where ranks share a GPU), nccl,
   // nccl-window, ipc (CUDA IPC + copy engines within a node) or mpi.
   Transport transport = Transport::automatic;
+  // TESSERA_IO_THREADS: threads per rank of the Zarr chunk pipeline; 0 = the node's hardware
+  // threads shared among its ranks.
+  int io_threads = 0;
   // The launcher's rank (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID), -1 if none:
   // error messages use it before MPI is up.
   int launcher_rank = -1;

@@ -9,10 +9,11 @@
 //   io::CheckpointReader r("run/ckpt", other_group);             // any group, any size
 //   auto u2 = r.load<double, 3>("u", other_layout, Device::cuda(0));
 //
-// On disk, <dir> holds one Zarr v2 store per field (<dir>/<name>/, readable by zarr-python) and
-// checkpoint.json (format, version, step, time, attributes, and each field's dtype, shape and
-// chunks), written last. Atomicity: the writer's ranks fill <dir>.tmp-<id>; every file is fsynced
-// by the rank that wrote it; commit() writes checkpoint.json, fsyncs the directories, renames an
+// On disk, <dir> is a Zarr group (v3 by default: zarr.json; set_format(2): .zgroup + .zattrs) of
+// one array per field (<dir>/<name>/), which zarr-python and tensorstore open; the group's
+// attributes hold the format, version, step, time, the string attributes and each field's dtype,
+// shape and chunks, and are written last. Atomicity: the writer's ranks fill <dir>.tmp-<id>; every
+// file is fsynced by the rank that wrote it; commit() writes the group metadata, fsyncs the directories, renames an
 // existing <dir> to <dir>.old, renames the temporary directory to <dir>, fsyncs the parent and
 // removes <dir>.old (and leftovers <dir>.tmp-* of interrupted writes). A crash at any point
 // leaves a complete checkpoint: the previous <dir> (a crash before the first rename), or
@@ -38,7 +39,7 @@
 
 namespace tessera::io {
 
-/// What checkpoint.json says of one field.
+/// What the checkpoint's attributes say of one field.
 struct CheckpointField {
   std::string name;
   std::string dtype;                 // zarr dtype ("<f8", "<c8", ...)
@@ -58,12 +59,17 @@ class CheckpointWriter {
   CheckpointWriter& operator=(const CheckpointWriter&) = delete;
 
   // Metadata (local calls; give every rank the same values: rank 0's are written).
-  /// The step number written to checkpoint.json.
+  /// The step number written to the group's attributes.
   void set_step(std::int64_t step) { step_ = step; }
-  /// The simulated time written to checkpoint.json.
+  /// The simulated time written to the group's attributes.
   void set_time(double time) { time_ = time; }
-  /// A string attribute written to checkpoint.json.
+  /// A string attribute written to the group's attributes.
   void set(const std::string& key, std::string value) { attrs_[key] = std::move(value); }
+  /// The Zarr format of the group and its arrays (3, the default, or 2); before add().
+  void set_format(int format) {
+    if (format != 2 && format != 3) throw InvalidArgument("checkpoint: Zarr format 2 or 3, not " + std::to_string(format));
+    format_ = format;
+  }
 
   /// Writes `a` (interior) as field `name` now, so `a` may change afterwards. Collective over the
   /// writer's group, which must be a's grid group (same ranks, same order). Names: letters,
@@ -92,6 +98,7 @@ class CheckpointWriter {
   comm::ProcessGroup group_;
   std::int64_t step_ = 0;
   double time_ = 0;
+  int format_ = 3;
   std::map<std::string, std::string> attrs_;
   std::vector<CheckpointField> fields_;
   bool committed_ = false;
@@ -102,7 +109,7 @@ class CheckpointReader {
  public:
   /// Collective over `group` (any ranks: not necessarily the writer's): rank 0 finds the
   /// checkpoint (`dir`, or `dir`.old if `dir` is missing after a crash between the renames) and
-  /// reads checkpoint.json; every rank parses the same bytes.
+  /// reads the group's attributes; every rank parses the same bytes.
   CheckpointReader(std::string dir, comm::ProcessGroup group);
 
   /// The step written by the writer.

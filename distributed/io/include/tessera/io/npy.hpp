@@ -1,5 +1,6 @@
 // Parallel .npy I/O: save_npy writes a distributed array to one NumPy .npy file (C order,
-// little-endian) and load_npy reads one into any layout, both collectively with MPI-IO on the
+// little-endian) and load_npy reads one (C or Fortran order, either byte order: each rank transposes
+// or swaps its own block) into any layout, both collectively with MPI-IO on the
 // grid's communicator (a subarray file view of this rank's block, written/read in chunks of
 // whole leading-axis slabs staged through pinned host memory). Errors are IoError on every rank.
 //

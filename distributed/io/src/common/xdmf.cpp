@@ -1,0 +1,42 @@
+// write_xdmf (tessera/io/hdf5.hpp): the XDMF 3 sidecar of an HDF5 dataset. Needs no HDF5 itself.
+#include <fstream>
+
+#include "tessera/io/hdf5.hpp"
+
+namespace tessera::io {
+
+void write_xdmf(const std::string& xmf, const std::string& h5, const std::string& name, const std::vector<std::int64_t>& shape,
+                DType t, double spacing) {
+  const auto fail = [&](const std::string& what) { throw IoError("write_xdmf " + xmf + ": " + what); };
+  if (shape.size() != 2 && shape.size() != 3) fail("XDMF uniform grids are 2-D or 3-D");
+  const char* type = nullptr;
+  int precision = 0;
+  switch (t) {
+    case DType::float32: type = "Float", precision = 4; break;
+    case DType::float64: type = "Float", precision = 8; break;
+    case DType::int32: type = "Int", precision = 4; break;
+    case DType::int64: type = "Int", precision = 8; break;
+    default: fail("complex and bool datasets have no XDMF number type");
+  }
+  std::string dims, origin, step;
+  for (auto n : shape) dims += (dims.empty() ? "" : " ") + std::to_string(n);
+  for (std::size_t a = 0; a < shape.size(); ++a)
+    origin += a ? " 0" : "0", step += (a ? " " : "") + std::to_string(spacing);
+  const std::string d = std::to_string(shape.size());
+  std::ofstream f(xmf, std::ios::trunc);
+  if (!f) fail("cannot create");
+  f << "<?xml version=\"1.0\" ?>\n<!DOCTYPE Xdmf SYSTEM \"Xdmf.dtd\" []>\n<Xdmf Version=\"3.0\">\n  <Domain>\n"
+    << "    <Grid Name=\"" << name << "\" GridType=\"Uniform\">\n"
+    << "      <Topology TopologyType=\"" << d << "DCoRectMesh\" Dimensions=\"" << dims << "\"/>\n"
+    << "      <Geometry GeometryType=\"ORIGIN_DXDY" << (shape.size() == 3 ? "DZ" : "") << "\">\n"
+    << "        <DataItem Format=\"XML\" Dimensions=\"" << d << "\">" << origin << "</DataItem>\n"
+    << "        <DataItem Format=\"XML\" Dimensions=\"" << d << "\">" << step << "</DataItem>\n"
+    << "      </Geometry>\n"
+    << "      <Attribute Name=\"" << name << "\" AttributeType=\"Scalar\" Center=\"Node\">\n"
+    << "        <DataItem Format=\"HDF\" NumberType=\"" << type << "\" Precision=\"" << precision << "\" Dimensions=\"" << dims
+    << "\">" << h5 << ":/" << name << "</DataItem>\n"
+    << "      </Attribute>\n    </Grid>\n  </Domain>\n</Xdmf>\n";
+  if (!f.flush()) fail("cannot write");
+}
+
+}  // namespace tessera::io
