@@ -59,6 +59,8 @@ TEST(Settings, ReadsEveryVariable) {
                            {"TESSERA_COPY_ENGINE", "on"},
                            {"TESSERA_MPIIO_COLLECTIVE", "yes"},
                            {"TESSERA_IO_THREADS", "6"},
+                           {"TESSERA_TRANSPORT", "nccl-window"},
+                           {"TESSERA_FFT_CALLBACKS", "0"},
                            {"OMPI_COMM_WORLD_RANK", "5"}});
   EXPECT_EQ(s.device, "cuda:1");
   EXPECT_TRUE(s.verbose);
@@ -77,8 +79,16 @@ TEST(Settings, ReadsEveryVariable) {
   EXPECT_EQ(s.launcher_rank, 5);
   EXPECT_EQ(s.io_threads, 6);
   EXPECT_THROW(from({{"TESSERA_IO_THREADS", "-1"}}), tessera::InvalidArgument);
+  EXPECT_EQ(s.transport, tessera::Transport::nccl_window);
+  EXPECT_FALSE(s.fft_callbacks);
+  EXPECT_EQ(from({}).transport, tessera::Transport::automatic);
+  for (const char* t : {"auto", "nccl", "nccl-window", "ipc", "mpi"})
+    EXPECT_EQ(tessera::transport_name(*tessera::transport_from_name(t)), t);
+  const std::string bad = error_of({{"TESSERA_TRANSPORT", "carrier-pigeon"}});
+  EXPECT_NE(bad.find("TESSERA_TRANSPORT='carrier-pigeon'"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("nccl-window"), std::string::npos) << bad;
   for (const char* name : {"TESSERA_DEVICE=cuda:1", "TESSERA_NCCL=0", "TESSERA_EXCHANGE_CHUNKS=3", "TESSERA_FFT_CHUNKS=8",
-                           "TESSERA_IO_THREADS=6"})
+                           "TESSERA_IO_THREADS=6", "TESSERA_TRANSPORT=nccl-window", "TESSERA_FFT_CALLBACKS=0"})
     EXPECT_NE(s.str().find(name), std::string::npos) << name << " missing from\n" << s.str();
 }
 
