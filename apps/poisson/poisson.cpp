@@ -93,9 +93,11 @@ int run(tessera::Runtime& rt, const Options& o) {
   }
 
   auto solve = [&] {
-    if (spectral) {  // the spectrum is a temporary: the C2R may overwrite it (no copy)
-      auto F = plan->forward(f, fft::Norm::backward, {fft::Spectral::Kind::inverse_laplacian});
-      return plan->backward_in_place(F);
+    if (spectral) {
+      // Norm::forward puts the whole 1/N on the forward's multiply (with -1/|k|^2) and none on the
+      // backward: one multiply for both. The spectrum is a temporary: the C2R may overwrite it.
+      auto F = plan->forward(f, fft::Norm::forward, {fft::Spectral::Kind::inverse_laplacian});
+      return plan->backward_in_place(F, fft::Norm::forward);
     }
     auto F = plan->forward(f);
     F = F * mult;  // one fused kernel per rank
