@@ -21,7 +21,7 @@ tessera_dtype complex_of(tessera_dtype t) {
 template <int R>
 void check_layout(const distributed::Layout<R>& got, const distributed::Layout<R>& want, const char* which) {
   if (!got.same_blocks(want))
-    throw distributed::LayoutMismatch(std::string("tessera_fft_execute: ") + which + " is on " + got.str() +
+    throw distributed::LayoutMismatch(std::string(which) + " is on " + got.str() +
                                       ", the plan needs " + want.str());
 }
 
@@ -29,27 +29,31 @@ template <class In, int R>
 struct PlanT : PlanBase {
   using Out = typename fft::Plan<In, R>::Out;
   std::unique_ptr<fft::Plan<In, R>> plan;
+  bool same_layout = false;  // forward returns the input layout
+  const distributed::Layout<R>& output_layout() const {
+    return same_layout ? plan->input_layout() : plan->output_layout();
+  }
 
   void layouts(tessera_layout* in, tessera_layout* out) const override {
     if (in) in->id = put(Kind::layout, std::make_shared<LayoutObj>(plan->input_layout()));
-    if (out) out->id = put(Kind::layout, std::make_shared<LayoutObj>(plan->output_layout()));
+    if (out) out->id = put(Kind::layout, std::make_shared<LayoutObj>(output_layout()));
   }
 
   void execute(bool forward, ArrayBase& in, ArrayBase& out, fft::Norm norm) const override {
     const tessera_dtype want_in = forward ? dtype : complex_of(dtype), want_out = forward ? complex_of(dtype) : dtype;
     const char* dir = forward ? "forward" : "backward";
     if (in.dtype != want_in || out.dtype != want_out)
-      throw DtypeMismatch(std::string("tessera_fft_execute (") + dir + "): arrays " + dtype_name(in.dtype) + " -> " +
+      throw DtypeMismatch(std::string(dir) + ": arrays " + dtype_name(in.dtype) + " -> " +
                           dtype_name(out.dtype) + ", the plan takes " + dtype_name(want_in) + " -> " +
                           dtype_name(want_out));
     if (in.ndim != R || out.ndim != R)
-      throw ShapeMismatch("tessera_fft_execute: " + std::to_string(R) + "-D plan, arrays " + std::to_string(in.ndim) +
+      throw ShapeMismatch(std::to_string(R) + "-D plan, arrays " + std::to_string(in.ndim) +
                           "-D and " + std::to_string(out.ndim) + "-D");
     if (in.device != plan->device() || out.device != plan->device())
-      throw DeviceMismatch("tessera_fft_execute: plan on " + plan->device().str() + ", arrays on " +
+      throw DeviceMismatch("plan on " + plan->device().str() + ", arrays on " +
                            in.device.str() + " and " + out.device.str());
-    if (&in == &out && (real_input || !plan->input_layout().same_blocks(plan->output_layout())))
-      throw InvalidArgument("tessera_fft_execute: in place needs a C2C plan whose output layout is its input "
+    if (&in == &out && (real_input || !plan->input_layout().same_blocks(output_layout())))
+      throw InvalidArgument("in place needs a C2C plan whose output layout is its input "
                             "layout (same_layout_output = 1, or one rank)");
     before(in);
     if (&in != &out) before(out);
@@ -57,12 +61,12 @@ struct PlanT : PlanBase {
       const auto& x = typed<In, R>(in);
       auto& y = typed<Out, R>(out);
       check_layout(x.layout(), plan->input_layout(), "in");
-      check_layout(y.layout(), plan->output_layout(), "out");
+      check_layout(y.layout(), output_layout(), "out");
       local::copy(y.interior(), plan->forward(x, norm).interior());
     } else {
       const auto& y = typed<Out, R>(in);
       auto& x = typed<In, R>(out);
-      check_layout(y.layout(), plan->output_layout(), "in");
+      check_layout(y.layout(), output_layout(), "in");
       check_layout(x.layout(), plan->input_layout(), "out");
       local::copy(x.interior(), plan->backward(y, norm).interior());
     }
@@ -115,6 +119,7 @@ tessera_status tessera_fft_plan_create(tessera_layout lh, tessera_dtype dtype, t
       } else {
         auto pt = std::make_shared<PlanT<T, R>>();
         pt->plan = std::make_unique<fft::Plan<T, R>>(l->get<R>(), d, o);
+        pt->same_layout = o.same_layout_output;
         return pt;
       }
     });
