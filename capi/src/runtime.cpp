@@ -102,6 +102,10 @@ tessera_status tessera_runtime_create(MPI_Comm comm, const char* device, tessera
   return guard("tessera_runtime_create", [&] { create_runtime(comm, device, out); });
 }
 
+tessera_status tessera_runtime_create_world(const char* device, tessera_runtime* out) {
+  return guard("tessera_runtime_create_world", [&] { create_runtime(MPI_COMM_WORLD, device, out); });
+}
+
 tessera_status tessera_runtime_create_f(MPI_Fint comm, const char* device, tessera_runtime* out) {
   return guard("tessera_runtime_create_f", [&] {
     int init = 0;

@@ -89,6 +89,8 @@ int64_t tessera_live_handles(void);
  * TESSERA_DEVICE setting), "host", "cuda" or "cuda:N". One runtime at a time per process; free
  * it (after every other handle) before MPI_Finalize. */
 tessera_status tessera_runtime_create(MPI_Comm comm, const char* device, tessera_runtime* out);
+/* The same over MPI_COMM_WORLD, for bindings that cannot name an MPI_Comm (Python ctypes, Julia). */
+tessera_status tessera_runtime_create_world(const char* device, tessera_runtime* out);
 /* The same for a Fortran communicator (MPI_Comm_f2c). */
 tessera_status tessera_runtime_create_f(MPI_Fint comm, const char* device, tessera_runtime* out);
 tessera_status tessera_runtime_free(tessera_runtime rt);
@@ -194,8 +196,8 @@ tessera_status tessera_fft_execute(tessera_fft_plan plan, tessera_fft_direction 
  * global shape must match the file). */
 tessera_status tessera_save_npy(tessera_array a, const char* path);
 tessera_status tessera_load_npy(tessera_array a, const char* path);
-/* A Zarr v2 directory store; chunks: ndim values or NULL (this rank's block shape on rank 0 is
- * not used: NULL means the global shape split like the layout's largest block); zlib: compress. */
+/* A Zarr v2 directory store; chunks: ndim values, or NULL for the largest block of the layout;
+ * zlib: compress the chunks. */
 tessera_status tessera_save_zarr(tessera_array a, const char* dir, const int64_t* chunks, int zlib);
 tessera_status tessera_load_zarr(tessera_array a, const char* dir);
 
