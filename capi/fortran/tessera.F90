@@ -77,6 +77,7 @@ module tessera
   public :: tessera_save_npy, tessera_load_npy, tessera_save_zarr, tessera_load_zarr
   public :: tessera_checkpoint_writer_create, tessera_checkpoint_set_step, tessera_checkpoint_set_time
   public :: tessera_checkpoint_add, tessera_checkpoint_commit, tessera_checkpoint_writer_free
+  public :: tessera_checkpoint_set_attribute, tessera_checkpoint_get_attribute
   public :: tessera_checkpoint_reader_create, tessera_checkpoint_info, tessera_checkpoint_load
   public :: tessera_checkpoint_reader_free
 

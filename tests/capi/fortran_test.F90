@@ -13,6 +13,11 @@ program fortran_test
   type(tessera_layout) :: lay, xsplit, rin, rout
   type(tessera_array) :: a, b, x, y, back
   type(tessera_fft_plan) :: plan
+  type(tessera_checkpoint_writer) :: w
+  type(tessera_checkpoint_reader) :: r
+  character(len=32) :: ckname, attr
+  integer(c_int64_t) :: step
+  real(c_double) :: time
   real(c_double), allocatable, target :: u(:, :, :), blk(:, :, :), g(:, :, :), r3(:, :, :)
   complex(c_double), allocatable, target :: spec(:, :, :)
   integer(c_int64_t) :: lo(3), hi(3), pad(3), shp(3), i, j, k
@@ -103,6 +108,31 @@ program fortran_test
     do j = lo(2), hi(2)
       do i = lo(1), hi(1)
         if (blk(i, j, k) /= f(i, j, k)) call expect(.false., 'redistributed element')
+      end do
+    end do
+  end do
+
+  ! A checkpoint of the halo'd array, read back onto the x-split layout.
+  write (ckname, '(a,i0)') 'fortran_ckpt_np', nranks
+  call tessera_checkpoint_writer_create(grid, trim(ckname), w)
+  call tessera_checkpoint_set_step(w, 3_c_int64_t)
+  call tessera_checkpoint_set_attribute(w, 'order', 'fortran')
+  call tessera_checkpoint_add(w, 'u', a)
+  call tessera_checkpoint_commit(w)
+  call tessera_checkpoint_writer_free(w)
+  call tessera_checkpoint_reader_create(line, trim(ckname), r)
+  call tessera_checkpoint_info(r, step, time)
+  call tessera_checkpoint_get_attribute(r, 'order', attr)
+  call expect(step == 3 .and. attr == 'fortran', 'checkpoint metadata')
+  blk = 0
+  call tessera_array_write(b, blk)
+  call tessera_checkpoint_load(r, 'u', b)
+  call tessera_checkpoint_reader_free(r)
+  call tessera_array_read(b, blk)
+  do k = lo(3), hi(3)
+    do j = lo(2), hi(2)
+      do i = lo(1), hi(1)
+        if (blk(i, j, k) /= f(i, j, k)) call expect(.false., 'checkpointed element')
       end do
     end do
   end do
