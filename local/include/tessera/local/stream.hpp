@@ -26,8 +26,9 @@ class Stream {
   /// operations use it unless given another.
   static Stream& default_for(Device d);
   /// A stream the caller owns (a cudaStream_t as void*; null is CUDA's legacy default stream),
-  /// used but never destroyed: how C and Fortran callers hand Tessera their stream.
-  static Stream borrow(Device d, void* native) { return Stream(d, native, false); }
+  /// used but never destroyed: how C and Fortran callers hand Tessera their stream. Buffers
+  /// allocated on it are freed in its order while a borrowing Stream lives.
+  static Stream borrow(Device d, void* native);
 
   /// The device the stream runs on.
   Device device() const noexcept { return device_; }
