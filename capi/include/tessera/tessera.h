@@ -43,23 +43,38 @@ typedef enum tessera_status {
   TESSERA_ERROR_INTERNAL = 99
 } tessera_status;
 
+/* Every input enumeration has a *_RANGE_ member (not a value to pass): it widens the type to
+ * the non-negative ints, so that a wrong value from C is a checked argument error in the library
+ * (C++), not undefined behaviour. */
+#define TESSERA_ENUM_RANGE_ 0x7FFFFFFF
+
 typedef enum tessera_dtype {
-  TESSERA_F32 = 0, TESSERA_F64 = 1, TESSERA_C64 = 2, TESSERA_C128 = 3, TESSERA_I32 = 4, TESSERA_I64 = 5
+  TESSERA_F32 = 0, TESSERA_F64 = 1, TESSERA_C64 = 2, TESSERA_C128 = 3, TESSERA_I32 = 4, TESSERA_I64 = 5,
+  TESSERA_DTYPE_RANGE_ = TESSERA_ENUM_RANGE_
 } tessera_dtype;
 
-typedef enum tessera_memory { TESSERA_MEMORY_HOST = 0, TESSERA_MEMORY_DEVICE = 1 } tessera_memory;
+typedef enum tessera_memory {
+  TESSERA_MEMORY_HOST = 0, TESSERA_MEMORY_DEVICE = 1, TESSERA_MEMORY_RANGE_ = TESSERA_ENUM_RANGE_
+} tessera_memory;
 
 typedef enum tessera_reduce_op {
-  TESSERA_SUM = 0, TESSERA_PROD = 1, TESSERA_MIN = 2, TESSERA_MAX = 3, TESSERA_NORM2 = 4
+  TESSERA_SUM = 0, TESSERA_PROD = 1, TESSERA_MIN = 2, TESSERA_MAX = 3, TESSERA_NORM2 = 4,
+  TESSERA_REDUCE_RANGE_ = TESSERA_ENUM_RANGE_
 } tessera_reduce_op;
 
-typedef enum tessera_fft_type { TESSERA_FFT_C2C = 0, TESSERA_FFT_R2C = 1, TESSERA_FFT_C2R = 2 } tessera_fft_type;
+typedef enum tessera_fft_type {
+  TESSERA_FFT_C2C = 0, TESSERA_FFT_R2C = 1, TESSERA_FFT_C2R = 2, TESSERA_FFT_TYPE_RANGE_ = TESSERA_ENUM_RANGE_
+} tessera_fft_type;
 typedef enum tessera_fft_norm {
-  TESSERA_NORM_BACKWARD = 0, TESSERA_NORM_ORTHO = 1, TESSERA_NORM_FORWARD = 2, TESSERA_NORM_NONE = 3
+  TESSERA_NORM_BACKWARD = 0, TESSERA_NORM_ORTHO = 1, TESSERA_NORM_FORWARD = 2, TESSERA_NORM_NONE = 3,
+  TESSERA_NORM_RANGE_ = TESSERA_ENUM_RANGE_
 } tessera_fft_norm;
-typedef enum tessera_fft_direction { TESSERA_FFT_FORWARD = -1, TESSERA_FFT_BACKWARD = 1 } tessera_fft_direction;
+typedef enum tessera_fft_direction {
+  TESSERA_FFT_FORWARD = -1, TESSERA_FFT_BACKWARD = 1, TESSERA_FFT_DIRECTION_RANGE_ = TESSERA_ENUM_RANGE_
+} tessera_fft_direction;
 typedef enum tessera_fft_decomposition {
-  TESSERA_DECOMP_AUTO = 0, TESSERA_DECOMP_SLAB = 1, TESSERA_DECOMP_PENCIL = 2
+  TESSERA_DECOMP_AUTO = 0, TESSERA_DECOMP_SLAB = 1, TESSERA_DECOMP_PENCIL = 2,
+  TESSERA_DECOMP_RANGE_ = TESSERA_ENUM_RANGE_
 } tessera_fft_decomposition;
 
 /* Opaque handles; {0} is the null handle of each kind. */
