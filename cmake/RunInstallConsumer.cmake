@@ -17,6 +17,9 @@ function(step)
 endfunction()
 
 set(compilers -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_C_COMPILER=${C_COMPILER})
+if(FORTRAN)  # the build under test has the Fortran module: the consumers use the same compiler
+  list(APPEND compilers -DCMAKE_Fortran_COMPILER=${Fortran_COMPILER})
+endif()
 # CMAKE_PREFIX_PATH through an initial cache: a list would be split on its way through step().
 function(prefix_cache file)
   file(WRITE "${file}" "set(CMAKE_PREFIX_PATH \"${ARGN}\" CACHE STRING \"\")\n")
@@ -34,6 +37,12 @@ function(consume kind build type)
        -C "${dir}/prefix.cmake" -DEXPECT_LIBRARY_TYPE=${type})
   step(${CMAKE_COMMAND} --build "${dir}/build")
   step(${MPIEXEC} -n 2 ${preflags} "${dir}/build/tessera_consumer" "${dir}/files")
+  step(${MPIEXEC} -n 2 ${preflags} "${dir}/build/c_consumer")
+  if(EXISTS "${dir}/build/f_consumer")
+    step(${MPIEXEC} -n 2 ${preflags} "${dir}/build/f_consumer")
+  elseif(FORTRAN)
+    message(FATAL_ERROR "install_consumer: the Fortran consumer was not built (${kind} install)")
+  endif()
   message(STATUS "install_consumer: ${kind} install OK")
 endfunction()
 
@@ -62,6 +71,6 @@ prefix_cache("${WORK_DIR}/other-prefix.cmake" ${PREFIX_PATH})
 step(${CMAKE_COMMAND} -S "${PROJECT_SOURCE}" -B "${other_build}" -G "${GENERATOR}" ${compilers} ${launchers}
      -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-O0 -DCMAKE_C_FLAGS_DEBUG=-O0
      -C "${WORK_DIR}/other-prefix.cmake" -DBUILD_SHARED_LIBS=${other_shared}
-     -DTESSERA_BUILD_TESTS=OFF -DTESSERA_BUILD_APPS=OFF -DTESSERA_ENABLE_CUDA=OFF)
+     -DTESSERA_BUILD_TESTS=OFF -DTESSERA_BUILD_APPS=OFF -DTESSERA_BUILD_EXAMPLES=OFF -DTESSERA_ENABLE_CUDA=OFF)
 step(${CMAKE_COMMAND} --build "${other_build}" --parallel 2)
 consume(${other} "${other_build}" ${other_type})

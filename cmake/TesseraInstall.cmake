@@ -3,7 +3,12 @@
 # static installs can both be consumed.
 include(CMakePackageConfigHelpers)
 set(TESSERA_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Tessera)
-set(_tessera_targets tessera_local tessera_comm tessera_distributed tessera_io tessera)
+set(_tessera_targets tessera_local tessera_comm tessera_distributed tessera_io tessera tessera_c)
+set(TESSERA_FORTRAN_INSTALLED 0)
+if(TARGET tessera_fortran)
+  list(APPEND _tessera_targets tessera_fortran)
+  set(TESSERA_FORTRAN_INSTALLED 1)
+endif()
 
 install(TARGETS ${_tessera_targets}
         EXPORT TesseraTargets
@@ -11,11 +16,15 @@ install(TARGETS ${_tessera_targets}
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-foreach(layer local comm distributed distributed/io)
+foreach(layer local comm distributed distributed/io capi)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${layer}/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endforeach()
 install(FILES ${TESSERA_GENERATED_INCLUDE}/tessera/config.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tessera)
+# The Fortran module file (compiler-specific, like every .mod), where tessera::fortran points.
+if(TARGET tessera_fortran)
+  install(FILES ${PROJECT_BINARY_DIR}/capi/fortran/mod/tessera.mod DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tessera/fortran)
+endif()
 install(EXPORT TesseraTargets NAMESPACE tessera:: DESTINATION ${TESSERA_CMAKE_DIR})
 
 # The packages the config must find: every imported target the exported targets link, PRIVATE

@@ -1,6 +1,8 @@
 # Sourced by `launch/test --sanitize`: the host code built with ASan + UBSan in its own directory
 # ($TESSERA_SAN_BUILD_DIR, default build-san; CUDA, apps and fuzz targets off to keep it lean),
 # then its 1- and 2-rank tests. Extra arguments go to ctest. Exit code: ctest's.
+# The C API's C tests (capi_functional, capi_bad_input) run here; its Fortran module, examples and
+# Python DLPack check do not (nothing of theirs is C API code that the C tests leave unchecked).
 #  - detect_leaks=0: Open MPI, PMIx, hwloc and UCX keep allocations past MPI_Finalize on purpose;
 #    LeakSanitizer reports them in every rank (none are Tessera's), so leak checking is off.
 #  - allocator_may_return_null=1: the out-of-memory tests ask for 2^50 bytes and expect
@@ -9,7 +11,7 @@ build=${TESSERA_SAN_BUILD_DIR:-$root/build-san}
 san_start=$(date +%s)
 # -O1 -g1: cheaper to compile than -O2 -g on CI's 2 cores; line tables still give file:line in reports.
 tessera_build -DTESSERA_SANITIZE=ON -DTESSERA_ENABLE_CUDA=OFF -DTESSERA_BUILD_APPS=OFF -DTESSERA_FUZZ=OFF \
-  -DTESSERA_SURFACE_TESTS=OFF \
+  -DTESSERA_SURFACE_TESTS=OFF -DTESSERA_FORTRAN=OFF -DTESSERA_BUILD_EXAMPLES=OFF \
   -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=${TESSERA_SAN_FLAGS:--O1 -g1 -DNDEBUG}"
 san_built=$(date +%s)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -5,9 +5,9 @@ set(allowed "local/src/common/settings.cpp")
 # The call's name, spelled so that this file does not match a plain grep for it.
 string(CONCAT call "get" "env")
 set(found "")
-foreach(dir local comm distributed apps tests)
+foreach(dir local comm distributed capi apps tests)
   file(GLOB_RECURSE files "${ROOT}/${dir}/*.cpp" "${ROOT}/${dir}/*.hpp" "${ROOT}/${dir}/*.cu"
-       "${ROOT}/${dir}/*.cuh" "${ROOT}/${dir}/*.h" "${ROOT}/${dir}/*.inc")
+       "${ROOT}/${dir}/*.cuh" "${ROOT}/${dir}/*.h" "${ROOT}/${dir}/*.inc" "${ROOT}/${dir}/*.c")
   foreach(f IN LISTS files)
     file(RELATIVE_PATH rel "${ROOT}" "${f}")
     if(rel STREQUAL allowed)

@@ -16,7 +16,8 @@ const detail::DeviceRuntime& rt(Device d) { return detail::device_runtime(d.kind
 
 // Native handles of live streams: a buffer that outlives its stream is freed without one.
 std::mutex& live_mu() { static std::mutex m; return m; }
-std::set<void*>& live() { static auto* s = new std::set<void*>(); return *s; }
+// A multiset: a caller's stream may be borrowed by several Stream values at once.
+std::multiset<void*>& live() { static auto* s = new std::multiset<void*>(); return *s; }
 }  // namespace
 
 namespace detail {
@@ -36,13 +37,22 @@ Stream::Stream(Device d, Priority priority) : device_(d) {
   }
 }
 
+Stream Stream::borrow(Device d, void* native) {
+  if (native) {
+    std::lock_guard<std::mutex> lock(live_mu());
+    live().insert(native);
+  }
+  return Stream(d, native, false);
+}
+
 Stream::~Stream() {
-  if (!owned_ || !handle_) return;
+  if (!handle_) return;
   {
     std::lock_guard<std::mutex> lock(live_mu());
-    live().erase(handle_);
+    const auto it = live().find(handle_);
+    if (it != live().end()) live().erase(it);
   }
-  rt(device_).stream_destroy(device_.index(), handle_);
+  if (owned_) rt(device_).stream_destroy(device_.index(), handle_);
 }
 
 Stream::Stream(Stream&& o) noexcept

@@ -25,6 +25,10 @@ class Stream {
   /// The default (compute) stream of `d` in the current Context, made on first use; Tessera's
   /// operations use it unless given another.
   static Stream& default_for(Device d);
+  /// A stream the caller owns (a cudaStream_t as void*; null is CUDA's legacy default stream),
+  /// used but never destroyed: how C and Fortran callers hand Tessera their stream. Buffers
+  /// allocated on it are freed in its order while a borrowing Stream lives.
+  static Stream borrow(Device d, void* native);
 
   /// The device the stream runs on.
   Device device() const noexcept { return device_; }

@@ -1,0 +1,152 @@
+// FFT plans of the C API: distributed C2C and R2C/C2R plans executed on the caller's arrays.
+#include "handles.hpp"
+
+using namespace tessera;
+using namespace tessera::capi;
+
+namespace {
+
+struct PlanBase : Object {
+  tessera_dtype dtype{};
+  tessera_fft_type type{};
+  int ndim = 0;
+  virtual void layouts(tessera_layout* in, tessera_layout* out) const = 0;
+  virtual void execute(bool forward, ArrayBase& in, ArrayBase& out, fft::Norm norm) const = 0;
+};
+
+tessera_dtype complex_of(tessera_dtype t) {
+  return t == TESSERA_F32 || t == TESSERA_C64 ? TESSERA_C64 : TESSERA_C128;
+}
+
+template <int R>
+void check_layout(const distributed::Layout<R>& got, const distributed::Layout<R>& want, const char* which) {
+  if (!got.same_blocks(want))
+    throw distributed::LayoutMismatch(std::string(which) + " is on " + got.str() +
+                                      ", the plan needs " + want.str());
+}
+
+template <class In, int R>
+struct PlanT : PlanBase {
+  using Out = typename fft::Plan<In, R>::Out;
+  std::unique_ptr<fft::Plan<In, R>> plan;
+  bool same_layout = false;  // forward returns the input layout
+  const distributed::Layout<R>& output_layout() const {
+    return same_layout ? plan->input_layout() : plan->output_layout();
+  }
+
+  void layouts(tessera_layout* in, tessera_layout* out) const override {
+    if (in) in->id = put(Kind::layout, std::make_shared<LayoutObj>(plan->input_layout()));
+    if (out) out->id = put(Kind::layout, std::make_shared<LayoutObj>(output_layout()));
+  }
+
+  void execute(bool forward, ArrayBase& in, ArrayBase& out, fft::Norm norm) const override {
+    const tessera_dtype want_in = forward ? dtype : complex_of(dtype), want_out = forward ? complex_of(dtype) : dtype;
+    const char* dir = forward ? "forward" : "backward";
+    if (in.dtype != want_in || out.dtype != want_out)
+      throw DtypeMismatch(std::string(dir) + ": arrays " + dtype_name(in.dtype) + " -> " +
+                          dtype_name(out.dtype) + ", the plan takes " + dtype_name(want_in) + " -> " +
+                          dtype_name(want_out));
+    if (in.ndim != R || out.ndim != R)
+      throw ShapeMismatch(std::to_string(R) + "-D plan, arrays " + std::to_string(in.ndim) +
+                          "-D and " + std::to_string(out.ndim) + "-D");
+    if (in.device != plan->device() || out.device != plan->device())
+      throw DeviceMismatch("plan on " + plan->device().str() + ", arrays on " +
+                           in.device.str() + " and " + out.device.str());
+    if (&in == &out && (real_input || !plan->input_layout().same_blocks(output_layout())))
+      throw InvalidArgument("in place needs a C2C plan whose output layout is its input "
+                            "layout (same_layout_output = 1, or one rank)");
+    before(in);
+    if (&in != &out) before(out);
+    if (forward) {
+      const auto& x = typed<In, R>(in);
+      auto& y = typed<Out, R>(out);
+      check_layout(x.layout(), plan->input_layout(), "in");
+      check_layout(y.layout(), output_layout(), "out");
+      local::copy(y.interior(), plan->forward(x, norm).interior());
+    } else {
+      const auto& y = typed<Out, R>(in);
+      auto& x = typed<In, R>(out);
+      check_layout(y.layout(), output_layout(), "in");
+      check_layout(x.layout(), plan->input_layout(), "out");
+      local::copy(x.interior(), plan->backward(y, norm).interior());
+    }
+    after(out);
+  }
+  static constexpr bool real_input = fft::Plan<In, R>::real_input;
+};
+
+fft::Norm to_norm(tessera_fft_norm n) {
+  switch (n) {
+    case TESSERA_NORM_BACKWARD: return fft::Norm::backward;
+    case TESSERA_NORM_ORTHO: return fft::Norm::ortho;
+    case TESSERA_NORM_FORWARD: return fft::Norm::forward;
+    case TESSERA_NORM_NONE: return fft::Norm::none;
+  }
+  throw InvalidArgument("norm " + std::to_string(static_cast<int>(n)) + " is not a tessera_fft_norm");
+}
+
+}  // namespace
+
+extern "C" {
+
+tessera_status tessera_fft_plan_create(tessera_layout lh, tessera_dtype dtype, tessera_fft_type type,
+                                       tessera_fft_decomposition decomposition, int same_layout_output,
+                                       tessera_fft_plan* out) {
+  return guard("tessera_fft_plan_create", [&] {
+    need(out, "out");
+    auto l = get_layout(lh, "in");
+    if (type != TESSERA_FFT_C2C && type != TESSERA_FFT_R2C && type != TESSERA_FFT_C2R)
+      throw InvalidArgument("type " + std::to_string(static_cast<int>(type)) + " is not a tessera_fft_type");
+    if (dtype == TESSERA_I32 || dtype == TESSERA_I64 || is_complex_dtype(dtype) != (type == TESSERA_FFT_C2C))
+      throw DtypeMismatch("tessera_fft_plan_create: a " + std::string(type == TESSERA_FFT_C2C ? "C2C" : "R2C/C2R") +
+                          " plan needs a " + (type == TESSERA_FFT_C2C ? "complex" : "real") +
+                          " floating dtype, got " + dtype_name(dtype));
+    if (l->ndim > 3) throw InvalidArgument("FFT plans are 1-3-D, the layout is " + std::to_string(l->ndim) + "-D");
+    fft::Options o;
+    switch (decomposition) {
+      case TESSERA_DECOMP_AUTO: o.decomposition = fft::Decomposition::automatic; break;
+      case TESSERA_DECOMP_SLAB: o.decomposition = fft::Decomposition::slab; break;
+      case TESSERA_DECOMP_PENCIL: o.decomposition = fft::Decomposition::pencil; break;
+      default:
+        throw InvalidArgument("decomposition " + std::to_string(static_cast<int>(decomposition)) +
+                              " is not a tessera_fft_decomposition");
+    }
+    o.same_layout_output = same_layout_output != 0;
+    const Device d = runtime_device();
+    std::shared_ptr<PlanBase> p = dispatch(dtype, l->ndim, [&]<class T, int R>() -> std::shared_ptr<PlanBase> {
+      if constexpr (std::is_integral_v<T> || R > 3) {
+        throw InvalidArgument("unreachable");  // rejected above
+      } else {
+        auto pt = std::make_shared<PlanT<T, R>>();
+        pt->plan = std::make_unique<fft::Plan<T, R>>(l->get<R>(), d, o);
+        pt->same_layout = o.same_layout_output;
+        return pt;
+      }
+    });
+    p->dtype = dtype, p->type = type, p->ndim = l->ndim;
+    out->id = put(Kind::plan, p);
+  });
+}
+
+tessera_status tessera_fft_plan_free(tessera_fft_plan p) {
+  return guard("tessera_fft_plan_free", [&] { take(Kind::plan, p.id, "plan"); });
+}
+
+tessera_status tessera_fft_plan_layouts(tessera_fft_plan p, tessera_layout* in, tessera_layout* out) {
+  return guard("tessera_fft_plan_layouts", [&] { get<PlanBase>(Kind::plan, p.id, "plan")->layouts(in, out); });
+}
+
+tessera_status tessera_fft_execute(tessera_fft_plan p, tessera_fft_direction direction, tessera_array in,
+                                   tessera_array out, tessera_fft_norm norm) {
+  return guard("tessera_fft_execute", [&] {
+    auto plan = get<PlanBase>(Kind::plan, p.id, "plan");
+    auto x = get_array(in, "in");
+    auto y = get_array(out, "out");
+    if (direction != TESSERA_FFT_FORWARD && direction != TESSERA_FFT_BACKWARD)
+      throw InvalidArgument("direction " + std::to_string(static_cast<int>(direction)) +
+                            " is neither TESSERA_FFT_FORWARD nor TESSERA_FFT_BACKWARD");
+    plan->execute(direction == TESSERA_FFT_FORWARD, *x, *y, to_norm(norm));
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,65 @@
+/* Files through the C API: .npy and Zarr round trips onto another layout, and a checkpoint with
+ * metadata read back onto other layouts. Paths are relative to the test's working directory. */
+#include "capi_test.h"
+
+void test_io(void) {
+  const int64_t shape[3] = {9, 8, 7};
+  const int64_t halo[3] = {1, 1, 1};
+  const int64_t chunks[3] = {4, 3, 7};
+  char npy[64], zarr[64], ckpt[64];
+  snprintf(npy, sizeof npy, "capi_np%d.npy", n_ranks);
+  snprintf(zarr, sizeof zarr, "capi_np%d.zarr", n_ranks);
+  snprintf(ckpt, sizeof ckpt, "capi_np%d_ckpt", n_ranks);
+  tessera_grid grid, line;
+  tessera_layout blocks, slabs;
+  OK(tessera_grid_create(rt, 3, NULL, NULL, &grid));
+  OK(tessera_grid_create(rt, 1, NULL, NULL, &line));
+  OK(tessera_layout_create(grid, 3, shape, NULL, NULL, halo, NULL, &blocks));
+  OK(tessera_layout_create(line, 3, shape, NULL, NULL, NULL, NULL, &slabs));
+  tessera_array u, v, w, k;
+  OK(tessera_array_create(blocks, TESSERA_F64, &u));
+  OK(tessera_array_create(blocks, TESSERA_I32, &v));
+  fill_fval(u, 1.0);
+  fill_fval(v, 3.0);
+
+  OK(tessera_save_npy(u, npy));
+  OK(tessera_array_create(slabs, TESSERA_F64, &w));
+  OK(tessera_load_npy(w, npy));
+  check_gathered(w, 1.0, 0, ".npy round trip");
+  OK(tessera_save_zarr(v, zarr, chunks, 1));
+  OK(tessera_array_create(slabs, TESSERA_I32, &k));
+  OK(tessera_load_zarr(k, zarr));
+  check_gathered(k, 3.0, 0, "Zarr round trip");
+
+  tessera_checkpoint_writer cw;
+  OK(tessera_checkpoint_writer_create(grid, ckpt, &cw));
+  OK(tessera_checkpoint_set_step(cw, 42));
+  OK(tessera_checkpoint_set_time(cw, 0.25));
+  OK(tessera_checkpoint_set_attribute(cw, "scheme", "rk4"));
+  OK(tessera_checkpoint_add(cw, "u", u));
+  OK(tessera_checkpoint_add(cw, "v", v));
+  OK(tessera_checkpoint_commit(cw));
+  OK(tessera_checkpoint_writer_free(cw));
+  tessera_checkpoint_reader cr;
+  OK(tessera_checkpoint_reader_create(line, ckpt, &cr));
+  int64_t step = 0;
+  double time = 0;
+  char scheme[16] = "";
+  OK(tessera_checkpoint_info(cr, &step, &time));
+  OK(tessera_checkpoint_get_attribute(cr, "scheme", scheme, sizeof scheme));
+  CHECK(step == 42 && time == 0.25 && !strcmp(scheme, "rk4"), "checkpoint step %lld time %g scheme '%s'",
+        (long long)step, time, scheme);
+  OK(tessera_checkpoint_load(cr, "u", w));
+  OK(tessera_checkpoint_load(cr, "v", k));
+  check_gathered(w, 1.0, 0, "checkpoint u");
+  check_gathered(k, 3.0, 0, "checkpoint v");
+  OK(tessera_checkpoint_reader_free(cr));
+  OK(tessera_array_free(u));
+  OK(tessera_array_free(v));
+  OK(tessera_array_free(w));
+  OK(tessera_array_free(k));
+  OK(tessera_layout_free(blocks));
+  OK(tessera_layout_free(slabs));
+  OK(tessera_grid_free(grid));
+  OK(tessera_grid_free(line));
+}
