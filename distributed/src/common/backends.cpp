@@ -1,5 +1,6 @@
 // The backend registry of the distributed layer: the kernels of detail/kernels.hpp dispatched by
 // device. The only file of the layer that knows which backends were built.
+#include "../detail/gemm.hpp"
 #include "../detail/kernels.hpp"
 #include "../detail/transport.hpp"
 #include "tessera/config.hpp"
@@ -59,6 +60,9 @@ template <class Real> void scale_kernel(Real* data, std::size_t n, double factor
 template <class Real> void twiddle_kernel(std::complex<Real>* data, const Twiddle& t, const Stream& s) {
   TESSERA_DISPATCH(twiddle(data, t, s.native()))
 }
+template <class T> void gemm_kernel(const GemmArgs& g, const T* a, const T* b, T* c, const Stream& s) {
+  TESSERA_DISPATCH(gemm(g, a, b, c, s.native()))
+}
 #undef TESSERA_DISPATCH
 
 bool copy_rows_kernel(void* dst, std::size_t dpitch, const void* src, std::size_t spitch, std::size_t row_bytes,
@@ -88,5 +92,7 @@ TESSERA_FOR_EACH_NUMERIC(TESSERA_ARANGE)
 TESSERA_FOR_EACH_REAL(TESSERA_REAL_FILLS)
 TESSERA_FOR_EACH_INTEGER(TESSERA_INTEGER_FILLS)
 TESSERA_FOR_EACH_ORDERED(TESSERA_ARG_COMBINE)
+#define TESSERA_GEMM(T) template void gemm_kernel<T>(const GemmArgs&, const T*, const T*, T*, const Stream&);
+TESSERA_FOR_EACH_FFT(TESSERA_GEMM)
 
 }  // namespace tessera::distributed::detail
