@@ -46,6 +46,7 @@
 #include "tessera/distributed/redistribute.hpp"
 #include "tessera/distributed/halo.hpp"
 #include "tessera/distributed/linalg.hpp"
+#include "tessera/distributed/algorithms.hpp"
 #include "tessera/fft/fft.hpp"
 // io (tessera::io)
 #include "tessera/io/error.hpp"

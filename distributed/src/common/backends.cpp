@@ -1,5 +1,6 @@
 // The backend registry of the distributed layer: the kernels of detail/kernels.hpp dispatched by
 // device. The only file of the layer that knows which backends were built.
+#include "../detail/algo_kernels.hpp"
 #include "../detail/gemm.hpp"
 #include "../detail/kernels.hpp"
 #include "../detail/transport.hpp"
@@ -63,6 +64,25 @@ template <class Real> void twiddle_kernel(std::complex<Real>* data, const Twiddl
 template <class T> void gemm_kernel(const GemmArgs& g, const T* a, const T* b, T* c, const Stream& s) {
   TESSERA_DISPATCH(gemm(g, a, b, c, s.native()))
 }
+template <class T>
+int sort_kernel(T* keys0, T* keys1, index_t* vals0, index_t* vals1, index_t n, bool canonical, const Stream& s) {
+  TESSERA_DISPATCH(sort(keys0, keys1, vals0, vals1, n, canonical, s.native()))
+}
+template <class T>
+void split_points_kernel(const T* keys, index_t n, const T* sk, const int* sr, const index_t* sp, int ns, int me,
+                         index_t* out, const Stream& s) {
+  TESSERA_DISPATCH(split_points(keys, n, sk, sr, sp, ns, me, out, s.native()))
+}
+template <class T> void scan_kernel(T* data, index_t outer, index_t len, index_t inner, bool prod, const Stream& s) {
+  TESSERA_DISPATCH(scan(data, outer, len, inner, prod, s.native()))
+}
+template <class T>
+void scan_offset_kernel(T* data, const T* off, index_t outer, index_t len, index_t inner, bool prod, const Stream& s) {
+  TESSERA_DISPATCH(scan_offset(data, off, outer, len, inner, prod, s.native()))
+}
+template <class T> void scan_fold_kernel(const T* parts, int upto, index_t m, bool prod, T* out, const Stream& s) {
+  TESSERA_DISPATCH(scan_fold(parts, upto, m, prod, out, s.native()))
+}
 #undef TESSERA_DISPATCH
 
 bool copy_rows_kernel(void* dst, std::size_t dpitch, const void* src, std::size_t spitch, std::size_t row_bytes,
@@ -94,5 +114,17 @@ TESSERA_FOR_EACH_INTEGER(TESSERA_INTEGER_FILLS)
 TESSERA_FOR_EACH_ORDERED(TESSERA_ARG_COMBINE)
 #define TESSERA_GEMM(T) template void gemm_kernel<T>(const GemmArgs&, const T*, const T*, T*, const Stream&);
 TESSERA_FOR_EACH_FFT(TESSERA_GEMM)
+#define TESSERA_SORT(T)                                                                                      \
+  template int sort_kernel<T>(T*, T*, index_t*, index_t*, index_t, bool, const Stream&);                      \
+  template void split_points_kernel<T>(const T*, index_t, const T*, const int*, const index_t*, int, int, index_t*, \
+                                       const Stream&);
+TESSERA_FOR_EACH_INTEGER(TESSERA_SORT)
+TESSERA_FOR_EACH_REAL(TESSERA_SORT)
+#define TESSERA_SCAN(T)                                                                                      \
+  template void scan_kernel<T>(T*, index_t, index_t, index_t, bool, const Stream&);                           \
+  template void scan_offset_kernel<T>(T*, const T*, index_t, index_t, index_t, bool, const Stream&);          \
+  template void scan_fold_kernel<T>(const T*, int, index_t, bool, T*, const Stream&);
+TESSERA_SCAN(std::int64_t)
+TESSERA_FOR_EACH_FFT(TESSERA_SCAN)
 
 }  // namespace tessera::distributed::detail

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "../detail/algo_common.hpp"
 #include "../detail/gemm.hpp"
 #include "tessera/distributed/consistency.hpp"
 #include "tessera/distributed/redistribute.hpp"
@@ -19,28 +20,8 @@ namespace tessera::distributed {
 namespace {
 using detail::GemmArgs;
 
-void order(const Stream& producer, const Stream& consumer) {
-  if (&producer == &consumer) return;
-  Event e(producer.device());
-  e.record(producer);
-  e.wait_on(consumer);
-}
-
-// A grid of `ndims` axes over g's group: g itself if it has that many, else a balanced one made
-// once per (group, ndims) and kept in the Context (grids own communicators: not one per call).
-struct GridCache {
-  std::mutex mu;
-  std::list<std::pair<std::pair<MPI_Comm, int>, ProcessGrid>> grids;
-};
-ProcessGrid grid_for(const ProcessGrid& g, int ndims) {
-  if (g.ndims() == ndims) return g;
-  auto& cache = Context::current().resource<GridCache>([] { return std::make_shared<GridCache>(); });
-  const std::pair<MPI_Comm, int> key(g.group().mpi_comm(), ndims);
-  std::lock_guard<std::mutex> lock(cache.mu);
-  for (auto& [k, grid] : cache.grids)
-    if (k == key) return grid;
-  return cache.grids.emplace_back(key, ProcessGrid::balanced(g.group(), ndims)).second;  // collective
-}
+using detail::grid_for;
+void order(const Stream& p, const Stream& c) { detail::order_streams(p, c); }
 
 // a on the blocks of `want` (halos allowed: the GEMMs skip them through the leading dimension).
 template <class T, int R>
@@ -86,6 +67,31 @@ std::vector<Panel> panels_of(const std::vector<index_t>& oa, const std::vector<i
 template <class T>
 index_t ld_of(const local::Array<T, 2>& v) { return std::max<index_t>(1, v.strides()[0]); }
 }  // namespace
+
+namespace detail {
+void order_streams(const Stream& producer, const Stream& consumer) {
+  if (&producer == &consumer) return;
+  Event e(producer.device());
+  e.record(producer);
+  e.wait_on(consumer);
+}
+
+namespace {
+struct GridCache {
+  std::mutex mu;
+  std::list<std::pair<std::pair<MPI_Comm, int>, ProcessGrid>> grids;
+};
+}  // namespace
+ProcessGrid grid_for(const ProcessGrid& g, int ndims) {
+  if (g.ndims() == ndims) return g;
+  auto& cache = Context::current().resource<GridCache>([] { return std::make_shared<GridCache>(); });
+  const std::pair<MPI_Comm, int> key(g.group().mpi_comm(), ndims);
+  std::lock_guard<std::mutex> lock(cache.mu);
+  for (auto& [k, grid] : cache.grids)
+    if (k == key) return grid;
+  return cache.grids.emplace_back(key, ProcessGrid::balanced(g.group(), ndims)).second;  // collective
+}
+}  // namespace detail
 
 template <class T>
 Array<T, 2> matmul(const Array<T, 2>& a, const Array<T, 2>& b, Op op_a, Op op_b, const MatmulOptions& opt) {

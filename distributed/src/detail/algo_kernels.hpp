@@ -1,0 +1,70 @@
+// Internal: the kernels of algorithms.hpp (sort, scans), one implementation per backend with the
+// same signature — namespace host (src/host/algorithms_host.cpp) and namespace cuda
+// (src/cuda/algorithms.cu, the one CUB translation unit) — dispatched by device in
+// src/common/backends.cpp. `stream` is a cudaStream_t (null on host). Callers pass n > 0.
+#pragma once
+#include <cstdint>
+
+#include "tessera/local/array.hpp"
+#include "tessera/local/hd.hpp"
+#include "tessera/local/stream.hpp"
+
+namespace tessera::distributed::detail {
+using local::index_t;
+
+// numpy's order: NaNs after everything (and equal to each other).
+template <class T> TESSERA_HD bool sort_less(T a, T b) {
+  if constexpr (T(0.5) != T(0)) return a < b || (a == a && b != b);
+  else return a < b;
+}
+// First position in sorted keys[0, n) whose key is not before `key` (upper: after `key`).
+template <class T> TESSERA_HD index_t sort_bound(const T* keys, index_t n, T key, bool upper) {
+  index_t lo = 0, hi = n;
+  while (lo < hi) {
+    const index_t mid = lo + (hi - lo) / 2;
+    if (upper ? !sort_less(key, keys[mid]) : sort_less(keys[mid], key)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+// Sample sort orders elements by (key, rank, position in the rank's sorted block): distinct, and
+// for contiguous blocks in rank order the same as (key, global index). The number of this rank's
+// (`me`) sorted elements before the splitter (sk, sr, sp):
+template <class T> TESSERA_HD index_t split_point(const T* keys, index_t n, T sk, int sr, index_t sp, int me) {
+  if (me == sr) return sp;
+  return sort_bound(keys, n, sk, me < sr);
+}
+
+#define TESSERA_ALGO_KERNELS                                                                                      \
+  /* Stable sort of keys (and values, if vals) in buffer 0; returns the buffer (0 or 1) holding */                 \
+  /* the result. canonical: -0.0 sorts as +0.0 (argsort's ties). */                                              \
+  template <class T>                                                                                              \
+  int sort(T* keys0, T* keys1, index_t* vals0, index_t* vals1, index_t n, bool canonical, void* stream);         \
+  /* out[i] = split_point(keys, n, sk[i], sr[i], sp[i], me), i < ns (sk, sr, sp, out on the device) */             \
+  template <class T>                                                                                              \
+  void split_points(const T* keys, index_t n, const T* sk, const int* sr, const index_t* sp, int ns, int me,    \
+                    index_t* out, void* stream);                                                                  \
+  /* Inclusive scan (sum or product) along the middle axis of a contiguous [outer, len, inner] block. */           \
+  template <class T> void scan(T* data, index_t outer, index_t len, index_t inner, bool prod, void* stream);      \
+  /* data[o, i, j] = off[o, j] (+ or *) data[o, i, j] */                                                           \
+  template <class T>                                                                                              \
+  void scan_offset(T* data, const T* off, index_t outer, index_t len, index_t inner, bool prod, void* stream);  \
+  /* out[j] = parts[0, j] (+ or *) ... parts[upto-1, j] (identity when upto == 0), j < m */                        \
+  template <class T> void scan_fold(const T* parts, int upto, index_t m, bool prod, T* out, void* stream);
+
+namespace host { TESSERA_ALGO_KERNELS }
+namespace cuda { TESSERA_ALGO_KERNELS }
+#undef TESSERA_ALGO_KERNELS
+
+// The dispatch: the kernel of the stream's device, with that device current.
+template <class T>
+int sort_kernel(T* keys0, T* keys1, index_t* vals0, index_t* vals1, index_t n, bool canonical, const Stream& s);
+template <class T>
+void split_points_kernel(const T* keys, index_t n, const T* sk, const int* sr, const index_t* sp, int ns, int me,
+                         index_t* out, const Stream& s);
+template <class T> void scan_kernel(T* data, index_t outer, index_t len, index_t inner, bool prod, const Stream& s);
+template <class T>
+void scan_offset_kernel(T* data, const T* off, index_t outer, index_t len, index_t inner, bool prod, const Stream& s);
+template <class T> void scan_fold_kernel(const T* parts, int upto, index_t m, bool prod, T* out, const Stream& s);
+
+}  // namespace tessera::distributed::detail

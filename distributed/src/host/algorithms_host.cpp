@@ -1,0 +1,77 @@
+// The host kernels of algorithms.hpp (detail/algo_kernels.hpp): std::sort / std::stable_sort in
+// numpy's order, and plain scan loops.
+#include <algorithm>
+#include <complex>
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+#include "../detail/algo_kernels.hpp"
+#include "tessera/local/element_types.hpp"
+
+namespace tessera::distributed::detail::host {
+
+template <class T>
+int sort(T* keys0, T*, index_t* vals0, index_t*, index_t n, bool canonical, void*) {
+  if (!vals0) {
+    std::sort(keys0, keys0 + n, sort_less<T>);
+    return 0;
+  }
+  // Argsort: order a permutation, ties kept in input order (the values arrive in index order).
+  std::vector<index_t> perm(n);
+  std::iota(perm.begin(), perm.end(), index_t(0));
+  std::stable_sort(perm.begin(), perm.end(), [&](index_t x, index_t y) { return sort_less(keys0[x], keys0[y]); });
+  std::vector<T> k(n);
+  std::vector<index_t> v(n);
+  for (index_t i = 0; i < n; ++i) k[i] = keys0[perm[i]], v[i] = vals0[perm[i]];
+  for (index_t i = 0; i < n; ++i) keys0[i] = canonical && k[i] == T(0) ? T(0) : k[i], vals0[i] = v[i];
+  return 0;
+}
+
+template <class T>
+void split_points(const T* keys, index_t n, const T* sk, const int* sr, const index_t* sp, int ns, int me,
+                  index_t* out, void*) {
+  for (int i = 0; i < ns; ++i) out[i] = split_point(keys, n, sk[i], sr[i], sp[i], me);
+}
+
+namespace {
+template <class T> T combine(T a, T b, bool prod) { return prod ? a * b : a + b; }
+}  // namespace
+
+template <class T> void scan(T* data, index_t outer, index_t len, index_t inner, bool prod, void*) {
+  for (index_t o = 0; o < outer; ++o) {
+    T* base = data + o * len * inner;
+    for (index_t i = 1; i < len; ++i)
+      for (index_t j = 0; j < inner; ++j) base[i * inner + j] = combine(base[(i - 1) * inner + j], base[i * inner + j], prod);
+  }
+}
+template <class T>
+void scan_offset(T* data, const T* off, index_t outer, index_t len, index_t inner, bool prod, void*) {
+  for (index_t o = 0; o < outer; ++o)
+    for (index_t i = 0; i < len; ++i)
+      for (index_t j = 0; j < inner; ++j) {
+        T& e = data[(o * len + i) * inner + j];
+        e = combine(off[o * inner + j], e, prod);
+      }
+}
+template <class T> void scan_fold(const T* parts, int upto, index_t m, bool prod, T* out, void*) {
+  for (index_t j = 0; j < m; ++j) {
+    T acc = prod ? T(1) : T(0);
+    for (int c = 0; c < upto; ++c) acc = combine(acc, parts[c * m + j], prod);
+    out[j] = acc;
+  }
+}
+
+#define TESSERA_SORT(T)                                                                                   \
+  template int sort<T>(T*, T*, index_t*, index_t*, index_t, bool, void*);                                 \
+  template void split_points<T>(const T*, index_t, const T*, const int*, const index_t*, int, int, index_t*, void*);
+TESSERA_FOR_EACH_INTEGER(TESSERA_SORT)
+TESSERA_FOR_EACH_REAL(TESSERA_SORT)
+#define TESSERA_SCAN(T)                                                                 \
+  template void scan<T>(T*, index_t, index_t, index_t, bool, void*);                    \
+  template void scan_offset<T>(T*, const T*, index_t, index_t, index_t, bool, void*);   \
+  template void scan_fold<T>(const T*, int, index_t, bool, T*, void*);
+TESSERA_SCAN(std::int64_t)
+TESSERA_FOR_EACH_FFT(TESSERA_SCAN)
+
+}  // namespace tessera::distributed::detail::host
