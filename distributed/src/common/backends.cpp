@@ -83,6 +83,25 @@ void scan_offset_kernel(T* data, const T* off, index_t outer, index_t len, index
 template <class T> void scan_fold_kernel(const T* parts, int upto, index_t m, bool prod, T* out, const Stream& s) {
   TESSERA_DISPATCH(scan_fold(parts, upto, m, prod, out, s.native()))
 }
+template <class T> void gather_kernel(const T* src, const index_t* off, index_t n, T* dst, const Stream& s) {
+  TESSERA_DISPATCH(gather(src, off, n, dst, s.native()))
+}
+template <class T> void scatter_kernel(T* dst, const index_t* off, const T* src, index_t n, const Stream& s) {
+  TESSERA_DISPATCH(scatter(dst, off, src, n, s.native()))
+}
+template <class T> void nonzero_flags_kernel(const T* in, index_t n, bool* flags, const Stream& s) {
+  TESSERA_DISPATCH(nonzero_flags(in, n, flags, s.native()))
+}
+template <class T> void select_kernel(const bool* c, const T* x, const T* y, index_t n, T* out, const Stream& s) {
+  TESSERA_DISPATCH(select(c, x, y, n, out, s.native()))
+}
+template <class T> index_t compact_kernel(const T* in, const bool* flags, index_t n, T* out, const Stream& s) {
+  TESSERA_DISPATCH(compact(in, flags, n, out, s.native()))
+}
+template <class T>
+void histogram_kernel(const T* x, index_t n, double lo, double hi, index_t bins, index_t* counts, const Stream& s) {
+  TESSERA_DISPATCH(histogram(x, n, lo, hi, bins, counts, s.native()))
+}
 #undef TESSERA_DISPATCH
 
 bool copy_rows_kernel(void* dst, std::size_t dpitch, const void* src, std::size_t spitch, std::size_t row_bytes,
@@ -126,5 +145,16 @@ TESSERA_FOR_EACH_REAL(TESSERA_SORT)
   template void scan_fold_kernel<T>(const T*, int, index_t, bool, T*, const Stream&);
 TESSERA_SCAN(std::int64_t)
 TESSERA_FOR_EACH_FFT(TESSERA_SCAN)
+#define TESSERA_INDEXING(T)                                                                          \
+  template void gather_kernel<T>(const T*, const index_t*, index_t, T*, const Stream&);              \
+  template void scatter_kernel<T>(T*, const index_t*, const T*, index_t, const Stream&);             \
+  template void select_kernel<T>(const bool*, const T*, const T*, index_t, T*, const Stream&);       \
+  template void nonzero_flags_kernel<T>(const T*, index_t, bool*, const Stream&);                     \
+  template index_t compact_kernel<T>(const T*, const bool*, index_t, T*, const Stream&);
+TESSERA_FOR_EACH_ELEMENT(TESSERA_INDEXING)
+#define TESSERA_HISTOGRAM(T) \
+  template void histogram_kernel<T>(const T*, index_t, double, double, index_t, index_t*, const Stream&);
+TESSERA_FOR_EACH_INTEGER(TESSERA_HISTOGRAM)
+TESSERA_FOR_EACH_REAL(TESSERA_HISTOGRAM)
 
 }  // namespace tessera::distributed::detail

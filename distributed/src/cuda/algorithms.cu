@@ -3,6 +3,7 @@
 // element types the public functions take.
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
 #include <cub/block/block_scan.cuh>
 #include <cuda/std/complex>
 #include <cuda/std/limits>
@@ -174,6 +175,85 @@ template <class T> void scan_fold(const T* parts, int upto, index_t m, bool prod
   else fold_kernel<<<blocks_for(m, kThreads), kThreads, 0, s>>>(d(parts), upto, m, D(0), Add{}, d(out));
   TESSERA_CHECK_CUDA(cudaGetLastError());
 }
+
+namespace {
+template <class T> __global__ void gather_k(const T* src, const index_t* off, index_t n, T* dst) {
+  TESSERA_GRID_LOOP(i, n) dst[i] = src[off[i]];
+}
+template <class T> __global__ void scatter_k(T* dst, const index_t* off, const T* src, index_t n) {
+  TESSERA_GRID_LOOP(i, n) dst[off[i]] = src[i];
+}
+template <class T> __global__ void flags_k(const T* in, index_t n, bool* flags) {
+  TESSERA_GRID_LOOP(i, n) flags[i] = in[i] != T(0);
+}
+template <class T> __global__ void select_k(const bool* c, const T* x, const T* y, index_t n, T* out) {
+  TESSERA_GRID_LOOP(i, n) out[i] = c[i] ? x[i] : y[i];
+}
+// Few bins: counts in shared memory first (fewer global atomics); many: straight to global.
+template <class T> __global__ void histogram_k(const T* x, index_t n, double lo, double hi, index_t bins, index_t* counts) {
+  extern __shared__ unsigned long long shared_counts[];
+  const bool local = bins <= 4096;
+  if (local)
+    for (index_t b = threadIdx.x; b < bins; b += blockDim.x) shared_counts[b] = 0;
+  __syncthreads();
+  TESSERA_GRID_LOOP(i, n) {
+    const index_t b = bin_of(x[i], lo, hi, bins);
+    if (b < 0) continue;
+    if (local) atomicAdd(&shared_counts[b], 1ull);
+    else atomicAdd(reinterpret_cast<unsigned long long*>(counts + b), 1ull);
+  }
+  __syncthreads();
+  if (local)
+    for (index_t b = threadIdx.x; b < bins; b += blockDim.x)
+      if (shared_counts[b]) atomicAdd(reinterpret_cast<unsigned long long*>(counts + b), shared_counts[b]);
+}
+}  // namespace
+
+template <class T> void gather(const T* src, const index_t* off, index_t n, T* dst, void* stream) {
+  gather_k<<<blocks_for(n, kThreads), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(d(src), off, n, d(dst));
+  TESSERA_CHECK_CUDA(cudaGetLastError());
+}
+template <class T> void scatter(T* dst, const index_t* off, const T* src, index_t n, void* stream) {
+  scatter_k<<<blocks_for(n, kThreads), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(d(dst), off, d(src), n);
+  TESSERA_CHECK_CUDA(cudaGetLastError());
+}
+template <class T> void nonzero_flags(const T* in, index_t n, bool* flags, void* stream) {
+  flags_k<<<blocks_for(n, kThreads), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(d(in), n, flags);
+  TESSERA_CHECK_CUDA(cudaGetLastError());
+}
+template <class T> void select(const bool* c, const T* x, const T* y, index_t n, T* out, void* stream) {
+  select_k<<<blocks_for(n, kThreads), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(c, d(x), d(y), n, d(out));
+  TESSERA_CHECK_CUDA(cudaGetLastError());
+}
+template <class T> index_t compact(const T* in, const bool* flags, index_t n, T* out, void* stream) {
+  const auto s = static_cast<cudaStream_t>(stream);
+  std::size_t bytes = 0;
+  Scratch count(sizeof(index_t), s);
+  auto* num = static_cast<index_t*>(count.p);
+  TESSERA_CHECK_CUDA(cub::DeviceSelect::Flagged(nullptr, bytes, d(in), flags, d(out), num, n, s));
+  Scratch tmp(bytes, s);
+  TESSERA_CHECK_CUDA(cub::DeviceSelect::Flagged(tmp.p, bytes, d(in), flags, d(out), num, n, s));
+  index_t k = 0;
+  TESSERA_CHECK_CUDA(cudaMemcpyAsync(&k, num, sizeof(k), cudaMemcpyDeviceToHost, s));
+  TESSERA_CHECK_CUDA(cudaStreamSynchronize(s));
+  return k;
+}
+template <class T> void histogram(const T* x, index_t n, double lo, double hi, index_t bins, index_t* counts, void* stream) {
+  const std::size_t shm = bins <= 4096 ? bins * sizeof(unsigned long long) : 0;
+  histogram_k<<<blocks_for(n, kThreads), kThreads, shm, static_cast<cudaStream_t>(stream)>>>(x, n, lo, hi, bins, counts);
+  TESSERA_CHECK_CUDA(cudaGetLastError());
+}
+
+#define TESSERA_INDEXING(T)                                                        \
+  template void gather<T>(const T*, const index_t*, index_t, T*, void*);           \
+  template void scatter<T>(T*, const index_t*, const T*, index_t, void*);          \
+  template void select<T>(const bool*, const T*, const T*, index_t, T*, void*);    \
+  template void nonzero_flags<T>(const T*, index_t, bool*, void*);                 \
+  template index_t compact<T>(const T*, const bool*, index_t, T*, void*);
+TESSERA_FOR_EACH_ELEMENT(TESSERA_INDEXING)
+#define TESSERA_HISTOGRAM(T) template void histogram<T>(const T*, index_t, double, double, index_t, index_t*, void*);
+TESSERA_FOR_EACH_INTEGER(TESSERA_HISTOGRAM)
+TESSERA_FOR_EACH_REAL(TESSERA_HISTOGRAM)
 
 #define TESSERA_SORT(T)                                                                                   \
   template int sort<T>(T*, T*, index_t*, index_t*, index_t, bool, void*);                                 \

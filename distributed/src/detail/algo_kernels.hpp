@@ -50,7 +50,20 @@ template <class T> TESSERA_HD index_t split_point(const T* keys, index_t n, T sk
   template <class T>                                                                                              \
   void scan_offset(T* data, const T* off, index_t outer, index_t len, index_t inner, bool prod, void* stream);  \
   /* out[j] = parts[0, j] (+ or *) ... parts[upto-1, j] (identity when upto == 0), j < m */                        \
-  template <class T> void scan_fold(const T* parts, int upto, index_t m, bool prod, T* out, void* stream);
+  template <class T> void scan_fold(const T* parts, int upto, index_t m, bool prod, T* out, void* stream);         \
+  /* dst[i] = src[off[i]] (gather) and dst[off[i]] = src[i] (scatter), i < n */                                    \
+  template <class T> void gather(const T* src, const index_t* off, index_t n, T* dst, void* stream);              \
+  template <class T> void scatter(T* dst, const index_t* off, const T* src, index_t n, void* stream);             \
+  /* flags[i] = in[i] != 0 */                                                                                     \
+  template <class T> void nonzero_flags(const T* in, index_t n, bool* flags, void* stream);                       \
+  /* out[i] = c[i] ? x[i] : y[i] */                                                                               \
+  template <class T> void select(const bool* c, const T* x, const T* y, index_t n, T* out, void* stream);         \
+  /* The in[i] with flags[i], in order, to out; returns how many (waits for the device). */                       \
+  template <class T> index_t compact(const T* in, const bool* flags, index_t n, T* out, void* stream);           \
+  /* counts[b] += number of x[i] in bin b: bins of width (hi-lo)/bins over [lo, hi], hi in the last; */            \
+  /* for integers with lo = 0, hi = bins, bin = x (bincount). Outside values and NaNs are not counted. */         \
+  template <class T> void histogram(const T* x, index_t n, double lo, double hi, index_t bins, index_t* counts,  \
+                                    void* stream);
 
 namespace host { TESSERA_ALGO_KERNELS }
 namespace cuda { TESSERA_ALGO_KERNELS }
@@ -66,5 +79,21 @@ template <class T> void scan_kernel(T* data, index_t outer, index_t len, index_t
 template <class T>
 void scan_offset_kernel(T* data, const T* off, index_t outer, index_t len, index_t inner, bool prod, const Stream& s);
 template <class T> void scan_fold_kernel(const T* parts, int upto, index_t m, bool prod, T* out, const Stream& s);
+template <class T> void gather_kernel(const T* src, const index_t* off, index_t n, T* dst, const Stream& s);
+template <class T> void scatter_kernel(T* dst, const index_t* off, const T* src, index_t n, const Stream& s);
+template <class T> void nonzero_flags_kernel(const T* in, index_t n, bool* flags, const Stream& s);
+template <class T> void select_kernel(const bool* c, const T* x, const T* y, index_t n, T* out, const Stream& s);
+template <class T> index_t compact_kernel(const T* in, const bool* flags, index_t n, T* out, const Stream& s);
+template <class T>
+void histogram_kernel(const T* x, index_t n, double lo, double hi, index_t bins, index_t* counts, const Stream& s);
+
+// The bin of v in histogram(): -1 when outside [lo, hi] or NaN.
+template <class T> TESSERA_HD index_t bin_of(T v, double lo, double hi, index_t bins) {
+  const double x = static_cast<double>(v);
+  if (!(x >= lo && x <= hi)) return -1;
+  if (x == hi) return bins - 1;
+  const index_t b = static_cast<index_t>((x - lo) * static_cast<double>(bins) / (hi - lo));  // exact for bincount
+  return b < bins ? b : bins - 1;
+}
 
 }  // namespace tessera::distributed::detail

@@ -62,6 +62,40 @@ template <class T> void scan_fold(const T* parts, int upto, index_t m, bool prod
   }
 }
 
+template <class T> void gather(const T* src, const index_t* off, index_t n, T* dst, void*) {
+  for (index_t i = 0; i < n; ++i) dst[i] = src[off[i]];
+}
+template <class T> void scatter(T* dst, const index_t* off, const T* src, index_t n, void*) {
+  for (index_t i = 0; i < n; ++i) dst[off[i]] = src[i];
+}
+template <class T> void nonzero_flags(const T* in, index_t n, bool* flags, void*) {
+  for (index_t i = 0; i < n; ++i) flags[i] = in[i] != T(0);
+}
+template <class T> void select(const bool* c, const T* x, const T* y, index_t n, T* out, void*) {
+  for (index_t i = 0; i < n; ++i) out[i] = c[i] ? x[i] : y[i];
+}
+template <class T> index_t compact(const T* in, const bool* flags, index_t n, T* out, void*) {
+  index_t k = 0;
+  for (index_t i = 0; i < n; ++i)
+    if (flags[i]) out[k++] = in[i];
+  return k;
+}
+template <class T> void histogram(const T* x, index_t n, double lo, double hi, index_t bins, index_t* counts, void*) {
+  for (index_t i = 0; i < n; ++i)
+    if (const index_t b = bin_of(x[i], lo, hi, bins); b >= 0) ++counts[b];
+}
+
+#define TESSERA_INDEXING(T)                                                        \
+  template void gather<T>(const T*, const index_t*, index_t, T*, void*);           \
+  template void scatter<T>(T*, const index_t*, const T*, index_t, void*);          \
+  template void select<T>(const bool*, const T*, const T*, index_t, T*, void*);    \
+  template void nonzero_flags<T>(const T*, index_t, bool*, void*);                 \
+  template index_t compact<T>(const T*, const bool*, index_t, T*, void*);
+TESSERA_FOR_EACH_ELEMENT(TESSERA_INDEXING)
+#define TESSERA_HISTOGRAM(T) template void histogram<T>(const T*, index_t, double, double, index_t, index_t*, void*);
+TESSERA_FOR_EACH_INTEGER(TESSERA_HISTOGRAM)
+TESSERA_FOR_EACH_REAL(TESSERA_HISTOGRAM)
+
 #define TESSERA_SORT(T)                                                                                   \
   template int sort<T>(T*, T*, index_t*, index_t*, index_t, bool, void*);                                 \
   template void split_points<T>(const T*, index_t, const T*, const int*, const index_t*, int, int, index_t*, void*);

@@ -16,6 +16,23 @@
 // its block. The result has a's blocks, no halos, and numpy's type: int64 for bool and integers,
 // else the element type. Float results may differ from a serial scan in the last bits.
 //
+// take(a, idx) / put(a, idx, v): a's elements at global flat row-major indices (negative ones
+// count from the end, as numpy), idx a 1-D int64 array of any layout over a's ranks. Each rank
+// routes its indices to the ranks holding them (one all-to-all-v of requests, one of values back
+// or forth); the result of take has idx's blocks, v must have them. An index outside [-n, n)
+// makes every rank throw IndexError naming it, its position in idx and the rank holding it. put
+// writes every copy where a's grid replicates; of duplicate indices one write wins.
+//
+// histogram(x, bins, lo, hi) and bincount(x, minlength): per-rank counts (int64) on the device,
+// then one all-reduce; every rank gets the same local array on x's device. histogram: `bins`
+// equal bins over [lo, hi], the last one closed; NaNs and values outside are not counted.
+// bincount: bins 0..max(x) (at least minlength); a negative value is an InvalidArgument.
+//
+// flatnonzero(a), compress(mask, a): the global flat indices of a's nonzero elements / a's
+// elements where mask is true, in row-major order, on balanced blocks of a 1-D grid (inputs are
+// first put on row blocks, compacted locally, then balanced by one redistribute). where(c, x, y):
+// c ? x : y elementwise; c, x, y must have the same blocks (LayoutMismatch otherwise).
+//
 // Every function is collective over a's group. Errors: InvalidArgument (axis out of range).
 #pragma once
 #include <cstdint>
@@ -25,6 +42,9 @@
 #include "tessera/local/reduce.hpp"
 
 namespace tessera::distributed {
+
+/// An index outside the array it indexes (take, put).
+class IndexError : public Error { using Error::Error; };
 
 /// The element type of cumsum / cumprod: int64 for bool and integers, else T.
 template <class T> using scan_t = local::sum_t<T>;
@@ -40,5 +60,22 @@ template <class T, int R> Array<scan_t<T>, R> cumprod(const Array<T, R>& a, int 
 /// 1-D shorthands.
 template <class T> Array<scan_t<T>, 1> cumsum(const Array<T, 1>& a) { return cumsum(a, 0); }
 template <class T> Array<scan_t<T>, 1> cumprod(const Array<T, 1>& a) { return cumprod(a, 0); }
+
+/// out[i] = a.flat[idx[i]], on idx's blocks.
+template <class T, int R> Array<T, 1> take(const Array<T, R>& a, const Array<std::int64_t, 1>& idx);
+/// a.flat[idx[i]] = v[i]; v has idx's blocks.
+template <class T, int R> void put(Array<T, R>& a, const Array<std::int64_t, 1>& idx, const Array<T, 1>& v);
+
+/// Counts of `bins` equal bins over [lo, hi], the same on every rank (on x's device).
+template <class T, int R> local::Array<std::int64_t, 1> histogram(const Array<T, R>& x, index_t bins, double lo, double hi);
+/// Counts of each value 0..max(x) (at least minlength bins), the same on every rank (int32, int64).
+template <class T, int R> local::Array<std::int64_t, 1> bincount(const Array<T, R>& x, index_t minlength = 0);
+
+/// Global flat indices of the nonzero elements, ascending, on balanced 1-D blocks.
+template <class T, int R> Array<std::int64_t, 1> flatnonzero(const Array<T, R>& a);
+/// a's elements where mask is true, row-major, on balanced 1-D blocks.
+template <class T, int R> Array<T, 1> compress(const Array<bool, R>& mask, const Array<T, R>& a);
+/// c ? x : y elementwise, on x's blocks without halos.
+template <class T, int R> Array<T, R> where(const Array<bool, R>& c, const Array<T, R>& x, const Array<T, R>& y);
 
 }  // namespace tessera::distributed
