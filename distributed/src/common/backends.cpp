@@ -65,16 +65,18 @@ template <class T> void gemm_kernel(const GemmArgs& g, const T* a, const T* b, T
   TESSERA_DISPATCH(gemm(g, a, b, c, s.native()))
 }
 template <class T>
-int sort_kernel(T* keys0, T* keys1, index_t* vals0, index_t* vals1, index_t n, bool canonical, const Stream& s) {
-  TESSERA_DISPATCH(sort(keys0, keys1, vals0, vals1, n, canonical, s.native()))
+int sort_kernel(const T* in, T* keys0, T* keys1, index_t* vals0, index_t* vals1, index_t n, bool canonical,
+                const Stream& s) {
+  TESSERA_DISPATCH(sort(in, keys0, keys1, vals0, vals1, n, canonical, s.native()))
 }
 template <class T>
 void split_points_kernel(const T* keys, index_t n, const T* sk, const int* sr, const index_t* sp, int ns, int me,
                          index_t* out, const Stream& s) {
   TESSERA_DISPATCH(split_points(keys, n, sk, sr, sp, ns, me, out, s.native()))
 }
-template <class T> void scan_kernel(T* data, index_t outer, index_t len, index_t inner, bool prod, const Stream& s) {
-  TESSERA_DISPATCH(scan(data, outer, len, inner, prod, s.native()))
+template <class T>
+void scan_kernel(const T* in, T* data, index_t outer, index_t len, index_t inner, bool prod, const Stream& s) {
+  TESSERA_DISPATCH(scan(in, data, outer, len, inner, prod, s.native()))
 }
 template <class T>
 void scan_offset_kernel(T* data, const T* off, index_t outer, index_t len, index_t inner, bool prod, const Stream& s) {
@@ -134,13 +136,13 @@ TESSERA_FOR_EACH_ORDERED(TESSERA_ARG_COMBINE)
 #define TESSERA_GEMM(T) template void gemm_kernel<T>(const GemmArgs&, const T*, const T*, T*, const Stream&);
 TESSERA_FOR_EACH_FFT(TESSERA_GEMM)
 #define TESSERA_SORT(T)                                                                                      \
-  template int sort_kernel<T>(T*, T*, index_t*, index_t*, index_t, bool, const Stream&);                      \
+  template int sort_kernel<T>(const T*, T*, T*, index_t*, index_t*, index_t, bool, const Stream&);                     \
   template void split_points_kernel<T>(const T*, index_t, const T*, const int*, const index_t*, int, int, index_t*, \
                                        const Stream&);
 TESSERA_FOR_EACH_INTEGER(TESSERA_SORT)
 TESSERA_FOR_EACH_REAL(TESSERA_SORT)
 #define TESSERA_SCAN(T)                                                                                      \
-  template void scan_kernel<T>(T*, index_t, index_t, index_t, bool, const Stream&);                           \
+  template void scan_kernel<T>(const T*, T*, index_t, index_t, index_t, bool, const Stream&);                         \
   template void scan_offset_kernel<T>(T*, const T*, index_t, index_t, index_t, bool, const Stream&);          \
   template void scan_fold_kernel<T>(const T*, int, index_t, bool, T*, const Stream&);
 TESSERA_SCAN(std::int64_t)

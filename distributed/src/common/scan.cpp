@@ -28,15 +28,20 @@ Array<scan_t<T>, R> scan_along(const Array<T, R>& a, int axis, bool prod, const 
   const auto& l = a.layout();
   Array<U, R> out(l.with_halo({}), d);
   const auto o = out.local();
-  if (o.size() > 0) {
-    if constexpr (std::is_same_v<U, T>) local::copy(o, a.interior());
-    else local::cast(o, a.interior());
-  }
   index_t outer = 1, inner = 1;
   const index_t len = o.shape(axis);
   for (int ax = 0; ax < axis; ++ax) outer *= o.shape(ax);
   for (int ax = axis + 1; ax < R; ++ax) inner *= o.shape(ax);
-  if (o.size() > 0) detail::scan_kernel(o.data(), outer, len, inner, prod, s);
+  if (o.size() > 0) {
+    const U* from = o.data();  // scanned in place after a conversion or a gather of the interior
+    if constexpr (std::is_same_v<U, T>) {
+      if (a.interior().is_contiguous()) from = a.interior().data();  // straight from the input
+      else local::copy(o, a.interior());
+    } else {
+      local::cast(o, a.interior());
+    }
+    detail::scan_kernel(from, o.data(), outer, len, inner, prod, s);
+  }
   detail::order_streams(s, a.stream());
   const int g = l.split()[axis];
   if (g < 0 || l.grid().dims()[g] == 1) return out;

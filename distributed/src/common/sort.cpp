@@ -31,14 +31,15 @@ template <class T> struct Sorted {
   Array<T, 1> keys;
   Array<index_t, 1> idx;
 };
+// `in`: the keys to sort out of place (keys only), else null (the keys are in `keys`).
 template <class T>
-Sorted<T> sort_block(Array<T, 1> keys, Array<index_t, 1> idx, bool with_index, const Stream& s) {
+Sorted<T> sort_block(const T* in, Array<T, 1> keys, Array<index_t, 1> idx, bool with_index, const Stream& s) {
   const index_t n = keys.shape(0);
   if (n == 0) return {keys, idx};
   const Device d = keys.device();
   Array<T, 1> k1({n}, d);
   Array<index_t, 1> v1(with_index ? Index<1>{n} : Index<1>{0}, d);
-  const int which = detail::sort_kernel(keys.data(), k1.data(), with_index ? idx.data() : nullptr,
+  const int which = detail::sort_kernel(in, keys.data(), k1.data(), with_index ? idx.data() : nullptr,
                                         with_index ? v1.data() : nullptr, n, with_index, s);
   return which ? Sorted<T>{k1, v1} : Sorted<T>{keys, idx};
 }
@@ -56,10 +57,11 @@ std::pair<DArray<T>, DArray<index_t>> sample_sort(const DArray<T>& a, bool with_
   const int p = g.size(), me = g.rank();
 
   Array<T, 1> keys({nl}, d);
-  local::copy(keys, in.interior());
+  const bool direct = !with_index && in.interior().is_contiguous();  // sorted straight out of the input
+  if (!direct) local::copy(keys, in.interior());
   Array<index_t, 1> idx(with_index ? Index<1>{nl} : Index<1>{0}, d);
   if (with_index && nl > 0) local::detail::iota(idx, static_cast<double>(lo), 1.0);
-  auto local_sorted = sort_block(keys, idx, with_index, s);
+  auto local_sorted = sort_block(direct ? in.interior().data() : nullptr, keys, idx, with_index, s);
   order_streams(s, a.stream());
   auto result = [&](const Layout<1>& l, const Sorted<T>& v) -> std::pair<DArray<T>, DArray<index_t>> {
     if (with_index) return {DArray<T>(), DArray<index_t>::wrap(l, v.idx)};
@@ -121,7 +123,7 @@ std::pair<DArray<T>, DArray<index_t>> sample_sort(const DArray<T>& a, bool with_
   if (with_index) group.all_to_allv(local_sorted.idx.data(), sc, sd, ri.data(), rc, rd, DType::int64, s);
   // The received runs arrive in rank order (global index order within equal keys): a stable sort
   // of their concatenation is their merge.
-  auto merged = sort_block(rk, ri, with_index, s);
+  auto merged = sort_block<T>(nullptr, rk, ri, with_index, s);
 
   // Bucket r is global range [sum of earlier buckets, ...): balance it with one redistribute.
   std::vector<std::int64_t> counts(p);

@@ -41,11 +41,10 @@ struct Scratch {
 
 // Radix sort orders -NaN first and +NaN last, -0.0 before +0.0: make NaNs +NaN (numpy: last) and,
 // for argsort's ties, -0.0 +0.0.
-template <class T> __global__ void canonicalize(T* k, index_t n, bool zeros) {
+template <class T> __global__ void canonicalize(const T* in, T* k, index_t n, bool zeros) {
   TESSERA_GRID_LOOP(i, n) {
-    const T v = k[i];
-    if (v != v) k[i] = ::cuda::std::numeric_limits<T>::quiet_NaN();
-    else if (zeros && v == T(0)) k[i] = T(0);
+    const T v = in[i];
+    k[i] = v != v ? ::cuda::std::numeric_limits<T>::quiet_NaN() : zeros && v == T(0) ? T(0) : v;
   }
 }
 
@@ -65,15 +64,16 @@ struct Mul {
 // One block per row of a [rows, len] block: tiles of kThreads scanned by BlockScan, the running
 // total carried from tile to tile.
 constexpr int kThreads = 256;
-template <class T, class Op> __global__ void scan_rows(T* data, index_t len, Op op) {
+template <class T, class Op> __global__ void scan_rows(const T* in, T* data, index_t len, Op op) {
   using Scan = cub::BlockScan<T, kThreads>;
   __shared__ typename Scan::TempStorage tmp;
   __shared__ cub::Uninitialized<T> carry_storage;  // (complex types have constructors)
   T& carry = carry_storage.Alias();
+  const T* src = in + static_cast<index_t>(blockIdx.x) * len;
   T* row = data + static_cast<index_t>(blockIdx.x) * len;
   for (index_t base = 0; base < len; base += kThreads) {
     const index_t i = base + threadIdx.x;
-    T v = i < len ? row[i] : T(0);
+    T v = i < len ? src[i] : T(0);
     T total;
     Scan(tmp).InclusiveScan(v, v, op, total);
     if (base > 0) v = op(carry, v);
@@ -84,11 +84,15 @@ template <class T, class Op> __global__ void scan_rows(T* data, index_t len, Op 
   }
 }
 // One thread per (outer, inner) column, walking along the axis (coalesced across inner).
-template <class T, class Op> __global__ void scan_columns(T* data, index_t outer, index_t len, index_t inner, Op op) {
+template <class T, class Op>
+__global__ void scan_columns(const T* in, T* data, index_t outer, index_t len, index_t inner, Op op) {
   TESSERA_GRID_LOOP(c, outer * inner) {
-    T* p = data + (c / inner) * len * inner + c % inner;
-    T acc = p[0];
-    for (index_t i = 1; i < len; ++i) p[i * inner] = acc = op(acc, p[i * inner]);
+    const index_t at = (c / inner) * len * inner + c % inner;
+    const T* q = in + at;
+    T* p = data + at;
+    T acc = q[0];
+    p[0] = acc;
+    for (index_t i = 1; i < len; ++i) p[i * inner] = acc = op(acc, q[i * inner]);
   }
 }
 template <class T, class Op>
@@ -106,32 +110,40 @@ template <class T, class Op> __global__ void fold_kernel(const T* parts, int upt
   }
 }
 
-template <class T, class Op> void scan_with(T* data, index_t outer, index_t len, index_t inner, Op op, cudaStream_t s) {
-  if (outer == 1 && inner == 1) {  // one long run: CUB's single-pass decoupled look-back scan, in place
+template <class T, class Op>
+void scan_with(const T* in, T* data, index_t outer, index_t len, index_t inner, Op op, cudaStream_t s) {
+  if (outer == 1 && inner == 1) {  // one long run: CUB's single-pass decoupled look-back scan
     std::size_t bytes = 0;
-    TESSERA_CHECK_CUDA(cub::DeviceScan::InclusiveScan(nullptr, bytes, data, data, op, len, s));
+    TESSERA_CHECK_CUDA(cub::DeviceScan::InclusiveScan(nullptr, bytes, in, data, op, len, s));
     Scratch tmp(bytes, s);
-    TESSERA_CHECK_CUDA(cub::DeviceScan::InclusiveScan(tmp.p, bytes, data, data, op, len, s));
+    TESSERA_CHECK_CUDA(cub::DeviceScan::InclusiveScan(tmp.p, bytes, in, data, op, len, s));
   } else if (inner == 1) {
     for (index_t r = 0; r < outer; r += 65535)
-      scan_rows<T, Op><<<static_cast<unsigned>(outer - r < 65535 ? outer - r : 65535), kThreads, 0, s>>>(data + r * len,
-                                                                                                          len, op);
+      scan_rows<T, Op><<<static_cast<unsigned>(outer - r < 65535 ? outer - r : 65535), kThreads, 0, s>>>(
+          in + r * len, data + r * len, len, op);
   } else {
-    scan_columns<T, Op><<<blocks_for(outer * inner, kThreads), kThreads, 0, s>>>(data, outer, len, inner, op);
+    scan_columns<T, Op><<<blocks_for(outer * inner, kThreads), kThreads, 0, s>>>(in, data, outer, len, inner, op);
   }
   TESSERA_CHECK_CUDA(cudaGetLastError());
 }
 }  // namespace
 
 template <class T>
-int sort(T* keys0, T* keys1, index_t* vals0, index_t* vals1, index_t n, bool canonical, void* stream) {
+int sort(const T* in, T* keys0, T* keys1, index_t* vals0, index_t* vals1, index_t n, bool canonical, void* stream) {
   const auto s = static_cast<cudaStream_t>(stream);
-  if constexpr (T(0.5) != T(0)) {
-    canonicalize<<<blocks_for(n, kThreads), kThreads, 0, s>>>(keys0, n, canonical);
+  std::size_t bytes = 0;
+  if constexpr (T(0.5) != T(0)) {  // floats: the copy from `in` is the canonicalizing pass
+    canonicalize<<<blocks_for(n, kThreads), kThreads, 0, s>>>(in ? in : keys0, keys0, n, canonical);
     TESSERA_CHECK_CUDA(cudaGetLastError());
+  } else if (in && !vals0) {  // integers from `in`: an out-of-place sort, no copy pass
+    TESSERA_CHECK_CUDA(cub::DeviceRadixSort::SortKeys(nullptr, bytes, in, keys0, n, 0, int(sizeof(T) * 8), s));
+    Scratch tmp(bytes, s);
+    TESSERA_CHECK_CUDA(cub::DeviceRadixSort::SortKeys(tmp.p, bytes, in, keys0, n, 0, int(sizeof(T) * 8), s));
+    return 0;
+  } else if (in) {
+    TESSERA_CHECK_CUDA(cudaMemcpyAsync(keys0, in, n * sizeof(T), cudaMemcpyDeviceToDevice, s));
   }
   cub::DoubleBuffer<T> k(keys0, keys1);
-  std::size_t bytes = 0;
   if (vals0) {
     cub::DoubleBuffer<index_t> v(vals0, vals1);
     TESSERA_CHECK_CUDA(cub::DeviceRadixSort::SortPairs(nullptr, bytes, k, v, n, 0, int(sizeof(T) * 8), s));
@@ -155,10 +167,11 @@ void split_points(const T* keys, index_t n, const T* sk, const int* sr, const in
   TESSERA_CHECK_CUDA(cudaGetLastError());
 }
 
-template <class T> void scan(T* data, index_t outer, index_t len, index_t inner, bool prod, void* stream) {
+template <class T>
+void scan(const T* in, T* data, index_t outer, index_t len, index_t inner, bool prod, void* stream) {
   const auto s = static_cast<cudaStream_t>(stream);
-  if (prod) scan_with(d(data), outer, len, inner, Mul{}, s);
-  else scan_with(d(data), outer, len, inner, Add{}, s);
+  if (prod) scan_with(d(in), d(data), outer, len, inner, Mul{}, s);
+  else scan_with(d(in), d(data), outer, len, inner, Add{}, s);
 }
 template <class T>
 void scan_offset(T* data, const T* off, index_t outer, index_t len, index_t inner, bool prod, void* stream) {
@@ -256,12 +269,12 @@ TESSERA_FOR_EACH_INTEGER(TESSERA_HISTOGRAM)
 TESSERA_FOR_EACH_REAL(TESSERA_HISTOGRAM)
 
 #define TESSERA_SORT(T)                                                                                   \
-  template int sort<T>(T*, T*, index_t*, index_t*, index_t, bool, void*);                                 \
+  template int sort<T>(const T*, T*, T*, index_t*, index_t*, index_t, bool, void*);                                 \
   template void split_points<T>(const T*, index_t, const T*, const int*, const index_t*, int, int, index_t*, void*);
 TESSERA_FOR_EACH_INTEGER(TESSERA_SORT)
 TESSERA_FOR_EACH_REAL(TESSERA_SORT)
 #define TESSERA_SCAN(T)                                                                 \
-  template void scan<T>(T*, index_t, index_t, index_t, bool, void*);                    \
+  template void scan<T>(const T*, T*, index_t, index_t, index_t, bool, void*);                    \
   template void scan_offset<T>(T*, const T*, index_t, index_t, index_t, bool, void*);   \
   template void scan_fold<T>(const T*, int, index_t, bool, T*, void*);
 TESSERA_SCAN(std::int64_t)

@@ -36,16 +36,19 @@ template <class T> TESSERA_HD index_t split_point(const T* keys, index_t n, T sk
 }
 
 #define TESSERA_ALGO_KERNELS                                                                                      \
-  /* Stable sort of keys (and values, if vals) in buffer 0; returns the buffer (0 or 1) holding */                 \
-  /* the result. canonical: -0.0 sorts as +0.0 (argsort's ties). */                                              \
+  /* Stable sort of keys (and values, if vals) in buffer 0, or of `in` (if not null; keys only) into */          \
+  /* the buffers; returns the buffer (0 or 1) holding the result. canonical: -0.0 sorts as +0.0. */              \
   template <class T>                                                                                              \
-  int sort(T* keys0, T* keys1, index_t* vals0, index_t* vals1, index_t n, bool canonical, void* stream);         \
+  int sort(const T* in, T* keys0, T* keys1, index_t* vals0, index_t* vals1, index_t n, bool canonical,          \
+           void* stream);                                                                                         \
   /* out[i] = split_point(keys, n, sk[i], sr[i], sp[i], me), i < ns (sk, sr, sp, out on the device) */             \
   template <class T>                                                                                              \
   void split_points(const T* keys, index_t n, const T* sk, const int* sr, const index_t* sp, int ns, int me,    \
                     index_t* out, void* stream);                                                                  \
-  /* Inclusive scan (sum or product) along the middle axis of a contiguous [outer, len, inner] block. */           \
-  template <class T> void scan(T* data, index_t outer, index_t len, index_t inner, bool prod, void* stream);      \
+  /* Inclusive scan (sum or product) of `in` into `data` (may be the same) along the middle axis of */             \
+  /* contiguous [outer, len, inner] blocks. */                                                                    \
+  template <class T>                                                                                              \
+  void scan(const T* in, T* data, index_t outer, index_t len, index_t inner, bool prod, void* stream);           \
   /* data[o, i, j] = off[o, j] (+ or *) data[o, i, j] */                                                           \
   template <class T>                                                                                              \
   void scan_offset(T* data, const T* off, index_t outer, index_t len, index_t inner, bool prod, void* stream);  \
@@ -71,11 +74,13 @@ namespace cuda { TESSERA_ALGO_KERNELS }
 
 // The dispatch: the kernel of the stream's device, with that device current.
 template <class T>
-int sort_kernel(T* keys0, T* keys1, index_t* vals0, index_t* vals1, index_t n, bool canonical, const Stream& s);
+int sort_kernel(const T* in, T* keys0, T* keys1, index_t* vals0, index_t* vals1, index_t n, bool canonical,
+                const Stream& s);
 template <class T>
 void split_points_kernel(const T* keys, index_t n, const T* sk, const int* sr, const index_t* sp, int ns, int me,
                          index_t* out, const Stream& s);
-template <class T> void scan_kernel(T* data, index_t outer, index_t len, index_t inner, bool prod, const Stream& s);
+template <class T>
+void scan_kernel(const T* in, T* data, index_t outer, index_t len, index_t inner, bool prod, const Stream& s);
 template <class T>
 void scan_offset_kernel(T* data, const T* off, index_t outer, index_t len, index_t inner, bool prod, const Stream& s);
 template <class T> void scan_fold_kernel(const T* parts, int upto, index_t m, bool prod, T* out, const Stream& s);

@@ -12,7 +12,8 @@
 namespace tessera::distributed::detail::host {
 
 template <class T>
-int sort(T* keys0, T*, index_t* vals0, index_t*, index_t n, bool canonical, void*) {
+int sort(const T* in, T* keys0, T*, index_t* vals0, index_t*, index_t n, bool canonical, void*) {
+  if (in) std::copy(in, in + n, keys0);
   if (!vals0) {
     std::sort(keys0, keys0 + n, sort_less<T>);
     return 0;
@@ -38,7 +39,8 @@ namespace {
 template <class T> T combine(T a, T b, bool prod) { return prod ? a * b : a + b; }
 }  // namespace
 
-template <class T> void scan(T* data, index_t outer, index_t len, index_t inner, bool prod, void*) {
+template <class T> void scan(const T* in, T* data, index_t outer, index_t len, index_t inner, bool prod, void*) {
+  if (in != data) std::copy(in, in + outer * len * inner, data);
   for (index_t o = 0; o < outer; ++o) {
     T* base = data + o * len * inner;
     for (index_t i = 1; i < len; ++i)
@@ -97,12 +99,12 @@ TESSERA_FOR_EACH_INTEGER(TESSERA_HISTOGRAM)
 TESSERA_FOR_EACH_REAL(TESSERA_HISTOGRAM)
 
 #define TESSERA_SORT(T)                                                                                   \
-  template int sort<T>(T*, T*, index_t*, index_t*, index_t, bool, void*);                                 \
+  template int sort<T>(const T*, T*, T*, index_t*, index_t*, index_t, bool, void*);                                 \
   template void split_points<T>(const T*, index_t, const T*, const int*, const index_t*, int, int, index_t*, void*);
 TESSERA_FOR_EACH_INTEGER(TESSERA_SORT)
 TESSERA_FOR_EACH_REAL(TESSERA_SORT)
 #define TESSERA_SCAN(T)                                                                 \
-  template void scan<T>(T*, index_t, index_t, index_t, bool, void*);                    \
+  template void scan<T>(const T*, T*, index_t, index_t, index_t, bool, void*);                    \
   template void scan_offset<T>(T*, const T*, index_t, index_t, index_t, bool, void*);   \
   template void scan_fold<T>(const T*, int, index_t, bool, T*, void*);
 TESSERA_SCAN(std::int64_t)
