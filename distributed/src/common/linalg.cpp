@@ -106,12 +106,27 @@ Array<T, 2> matmul(const Array<T, 2>& a, const Array<T, 2>& b, Op op_a, Op op_b,
   if (k != bs[tb])
     throw ShapeMismatch("shape mismatch in distributed::matmul: " + shapes(as, op_a, bs, op_b), d);
   if (opt.panel < 0) throw InvalidArgument("distributed::matmul: panel " + std::to_string(opt.panel) + " < 0", d);
+  if (a.layout().grid().size() != b.layout().grid().size())
+    throw LayoutMismatch("distributed::matmul: operands on " + a.layout().grid().str() + " and " + b.layout().grid().str());
+  const Stream& s = Stream::default_for(d);
+  if (a.layout().grid().size() == 1) {  // the whole product on this rank: one GEMM on the shards, any layout
+    Array<T, 2> C(Layout<2>::block(a.layout().grid(), {m, n}), d);
+    order(a.stream(), s);
+    order(b.stream(), s);
+    const auto Ai = a.interior(), Bi = b.interior();
+    const auto Cl = C.local();
+    if (m > 0 && n > 0 && k == 0) local::fill(Cl, T(0));
+    if (m > 0 && n > 0 && k > 0)
+      detail::gemm_kernel(GemmArgs{op_a, op_b, m, n, k, ld_of(Ai), ld_of(Bi), n}, Ai.data(), Bi.data(), Cl.data(), s);
+    order(s, a.stream());
+    order(s, b.stream());
+    return C;
+  }
   const ProcessGrid g = grid_for(a.layout().grid(), 2);
   const Layout<2> la = ta ? Layout<2>(g, {k, m}, {1, 0}) : Layout<2>(g, {m, k}, {0, 1});
   const Layout<2> lb = tb ? Layout<2>(g, {n, k}, {1, 0}) : Layout<2>(g, {k, n}, {0, 1});
   const Array<T, 2> A = on_layout(a, la), B = on_layout(b, lb);
   Array<T, 2> C(Layout<2>(g, {m, n}, {0, 1}), d);
-  const Stream& s = Stream::default_for(d);
   order(A.stream(), s);
   order(B.stream(), s);
   const auto Ai = A.interior(), Bi = B.interior();
@@ -119,12 +134,6 @@ Array<T, 2> matmul(const Array<T, 2>& a, const Array<T, 2>& b, Op op_a, Op op_b,
   const index_t ml = Cl.shape(0), nl = Cl.shape(1), lda = ld_of(Ai), ldb = ld_of(Bi);
   GemmArgs ga{op_a, op_b, ml, nl, 0, lda, ldb, std::max<index_t>(1, nl)};
   if (ml > 0 && nl > 0 && k == 0) local::fill(Cl, T(0));
-  if (g.size() == 1) {  // the whole product on this rank: one GEMM on the shards
-    if (ml > 0 && nl > 0 && k > 0) ga.k = k, detail::gemm_kernel(ga, Ai.data(), Bi.data(), Cl.data(), s);
-    order(s, a.stream());
-    order(s, b.stream());
-    return C;
-  }
   const auto& oa = la.offsets(ta ? 0 : 1);  // a's k blocks, over grid axis 1
   const auto& ob = lb.offsets(tb ? 1 : 0);  // b's k blocks, over grid axis 0
   const auto panels = panels_of(oa, ob, opt.panel);
