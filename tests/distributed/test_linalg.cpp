@@ -32,14 +32,15 @@ template <class T> T conj_if(T v, bool c) {
 template <class T> double tol() { return std::is_same_v<T, float> || std::is_same_v<T, cf> ? 1e-4 : 1e-11; }
 
 // Layouts of a 2-D {r, c} operand: 2-D blocks (with halos), rows over a 1-D grid, uneven and
-// skewed offsets.
+// skewed offsets, a 1 x p grid (the first operand's 2-D grid is the product's).
 std::vector<Layout<2>> layouts2(index_t r, index_t c) {
   const auto world = ProcessGroup::world();
   const int p = world.size();
   const ProcessGrid g1(world), g2 = ProcessGrid::balanced(world, 2);
   return {Layout<2>::block(g2, {r, c}), Layout<2>::block(g2, {r, c}, {1, 1}), Layout<2>(g1, {r, c}, {0, -1}),
           Layout<2>(g1, {r, c}, {-1, 0}, {std::vector<index_t>{0, r}, uneven(c, p)}, {0, 0}),
-          Layout<2>(g1, {r, c}, {0, -1}, {skewed(r, p), std::vector<index_t>{0, c}}, {0, 0})};
+          Layout<2>(g1, {r, c}, {0, -1}, {skewed(r, p), std::vector<index_t>{0, c}}, {0, 0}),
+          Layout<2>::block(ProcessGrid(world, {1, p}), {r, c}, {0, 1})};  // SUMMA on a 1 x p grid
 }
 
 // op(x) as a dense row-major {rows, cols} matrix from x's global {xr, xc} data.

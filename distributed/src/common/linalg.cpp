@@ -145,35 +145,47 @@ Array<T, 2> matmul(const Array<T, 2>& a, const Array<T, 2>& b, Op op_a, Op op_b,
   local::Array<T, 1> bufa[2] = {local::Array<T, 1>({ml * wmax}, d), local::Array<T, 1>({ml * wmax}, d)};
   local::Array<T, 1> bufb[2] = {local::Array<T, 1>({wmax * nl}, d), local::Array<T, 1>({wmax * nl}, d)};
   std::vector<Event> arrived;
-  std::vector<std::pair<const T*, const T*>> src(panels.size());
+  struct Operands {
+    const T *a, *b;
+    index_t lda, ldb;
+  };
+  std::vector<Operands> src(panels.size());
   const int my_col = g.coords()[1], my_row = g.coords()[0];
 
   // Panel j into buffer j%2: the holder packs it on s (unless it is contiguous in its shard) and
-  // broadcasts it on cs; the GEMM of panel j waits for arrived[j].
+  // broadcasts it on cs; the GEMM of panel j waits for arrived[j]. A grid axis of extent 1 needs
+  // neither: the GEMM reads the shard in place through its leading dimension.
   auto issue = [&](std::size_t j) {
     const Panel& p = panels[j];
-    T* pa = bufa[j % 2].data();
-    T* pb = bufb[j % 2].data();
-    if (my_col == p.ca && ml > 0) {
-      const index_t lo = p.x - oa[p.ca];
-      if (ta && (lda == ml || p.w == 1)) pa = Ai.data() + lo * lda;  // rows of a {k,m} block: contiguous
-      else if (!ta && lda == p.w && lo == 0) pa = Ai.data();
+    Operands o{bufa[j % 2].data(), bufb[j % 2].data(), ta ? ml : p.w, tb ? p.w : nl};
+    const index_t la0 = p.x - oa[p.ca], lb0 = p.x - ob[p.rb];
+    const bool a_here = row.size() == 1, b_here = col.size() == 1;
+    if (a_here) {
+      o.a = Ai.data() + (ta ? la0 * lda : la0), o.lda = lda;
+    } else if (my_col == p.ca && ml > 0) {
+      T* pa = bufa[j % 2].data();
+      if (ta && (lda == ml || p.w == 1)) o.a = Ai.data() + la0 * lda;  // rows of a {k,m} block: contiguous
+      else if (!ta && lda == p.w && la0 == 0) o.a = Ai.data();
       else local::copy(local::Array<T, 2>::view(pa, ta ? Index<2>{p.w, ml} : Index<2>{ml, p.w}, d),
-                       Ai.slice(ta ? 0 : 1, lo, lo + p.w));
+                       Ai.slice(ta ? 0 : 1, la0, la0 + p.w));
     }
-    if (my_row == p.rb && nl > 0) {
-      const index_t lo = p.x - ob[p.rb];
-      if (!tb && (ldb == nl || p.w == 1)) pb = Bi.data() + lo * ldb;
-      else if (tb && ldb == p.w && lo == 0) pb = Bi.data();
+    if (b_here) {
+      o.b = Bi.data() + (tb ? lb0 : lb0 * ldb), o.ldb = ldb;
+    } else if (my_row == p.rb && nl > 0) {
+      T* pb = bufb[j % 2].data();
+      if (!tb && (ldb == nl || p.w == 1)) o.b = Bi.data() + lb0 * ldb;
+      else if (tb && ldb == p.w && lb0 == 0) o.b = Bi.data();
       else local::copy(local::Array<T, 2>::view(pb, tb ? Index<2>{nl, p.w} : Index<2>{p.w, nl}, d),
-                       Bi.slice(tb ? 1 : 0, lo, lo + p.w));
+                       Bi.slice(tb ? 1 : 0, lb0, lb0 + p.w));
     }
     order(s, cs);  // packing done, and every earlier GEMM that read buffer j%2
-    if (ml > 0) row.broadcast(pa, pa, static_cast<std::size_t>(ml * p.w), dtype_v<T>, p.ca, cs);
-    if (nl > 0) col.broadcast(pb, pb, static_cast<std::size_t>(p.w * nl), dtype_v<T>, p.rb, cs);
+    T* ra = const_cast<T*>(o.a);  // the root sends from it, the others receive into it
+    T* rb = const_cast<T*>(o.b);
+    if (!a_here && ml > 0) row.broadcast(ra, ra, static_cast<std::size_t>(ml * p.w), dtype_v<T>, p.ca, cs);
+    if (!b_here && nl > 0) col.broadcast(rb, rb, static_cast<std::size_t>(p.w * nl), dtype_v<T>, p.rb, cs);
     arrived.emplace_back(d);
     arrived.back().record(cs);
-    src[j] = {pa, pb};
+    src[j] = o;
   };
 
   if (!panels.empty()) issue(0);  // (none when k == 0)
@@ -183,10 +195,10 @@ Array<T, 2> matmul(const Array<T, 2>& a, const Array<T, 2>& b, Op op_a, Op op_b,
     if (ml == 0 || nl == 0) continue;
     GemmArgs gj = ga;
     gj.k = panels[j].w;
-    gj.lda = ta ? ml : panels[j].w;
-    gj.ldb = tb ? panels[j].w : nl;
+    gj.lda = src[j].lda;
+    gj.ldb = src[j].ldb;
     gj.accumulate = j > 0;
-    detail::gemm_kernel(gj, src[j].first, src[j].second, Cl.data(), s);
+    detail::gemm_kernel(gj, src[j].a, src[j].b, Cl.data(), s);
   }
   order(s, a.stream());  // a and b may be overwritten once the product has read them
   order(s, b.stream());
