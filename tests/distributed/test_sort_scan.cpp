@@ -94,6 +94,28 @@ TYPED_TEST(SortScan, SortOfAllEqualKeysStaysBalanced) {
   for (index_t i = 0; i < 257; ++i) ASSERT_EQ(gi[i], i);
 }
 
+TYPED_TEST(SortScan, SortOfTheFlattenedNdArray) {
+  const Device d = this->device();
+  const auto world = ProcessGroup::world();
+  for (const auto& l : {Layout<2>::block(ProcessGrid::balanced(world, 2), {7, 9}, {1, 1}),
+                        Layout<2>(ProcessGrid(world), {7, 9}, {0, -1})}) {
+    SCOPED_TRACE(l.str());
+    const auto a = filled<double>(l, d, key<double>, 1e9);
+    const auto ref = serial<double>(63, key<double>);
+    EXPECT_EQ(gather_to_host(ravel(a)).size(), 63u);
+    for (index_t g = 0; g < 63; ++g) ASSERT_TRUE(same(gather_to_host(ravel(a))[g], ref[g])) << g;
+    std::vector<index_t> perm(63);
+    std::iota(perm.begin(), perm.end(), index_t(0));
+    std::stable_sort(perm.begin(), perm.end(), [&](index_t x, index_t y) { return nan_last_less(ref[x], ref[y]); });
+    const auto gi = gather_to_host(argsort(a));
+    const auto gs = gather_to_host(sort(a));
+    for (index_t i = 0; i < 63; ++i) {
+      ASSERT_EQ(gi[i], perm[i]) << i;
+      ASSERT_TRUE(same(gs[i], ref[perm[i]])) << i;
+    }
+  }
+}
+
 // Layouts of a 3-D array: 2-D and 1-D grids, halos, uneven and empty blocks.
 std::vector<Layout<3>> layouts3(Index<3> n) {
   const auto world = ProcessGroup::world();

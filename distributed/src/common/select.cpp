@@ -133,6 +133,17 @@ template <class T, int R> Array<T, 1> compress(const Array<bool, R>& mask, const
   return balance(picked, k, rows.grid(), d);
 }
 
+template <class T, int R> Array<T, 1> ravel(const Array<T, R>& a) {
+  const auto agreed = check_call<T, R>("ravel", a.layout(), a.device());
+  const auto rows = row_layout(a.layout());
+  const auto in = rows_of(a, rows);  // row blocks: this rank's elements are one flat range
+  const index_t row = a.global_size() / std::max<index_t>(1, a.global_shape()[0]);
+  std::vector<index_t> offs(rows.offsets(0));
+  for (auto& o : offs) o *= row;
+  return Array<T, 1>::wrap(Layout<1>(rows.grid(), {a.global_size()}, {0}, {offs}, {0}),
+                           in.template reshape<1>({in.size()}));
+}
+
 template <class T, int R> Array<T, R> where(const Array<bool, R>& c, const Array<T, R>& x, const Array<T, R>& y) {
   const Device d = x.device();
   const auto agreed = check_call<T, R>("where", x.layout(), d);
@@ -149,7 +160,8 @@ template <class T, int R> Array<T, R> where(const Array<bool, R>& c, const Array
 #define TESSERA_SELECT_RANK(T, R)                                                                          \
   template Array<std::int64_t, 1> flatnonzero<T, R>(const Array<T, R>&);                                   \
   template Array<T, 1> compress<T, R>(const Array<bool, R>&, const Array<T, R>&);                          \
-  template Array<T, R> where<T, R>(const Array<bool, R>&, const Array<T, R>&, const Array<T, R>&);
+  template Array<T, R> where<T, R>(const Array<bool, R>&, const Array<T, R>&, const Array<T, R>&);      \
+  template Array<T, 1> ravel<T, R>(const Array<T, R>&);
 #define TESSERA_SELECT(T) TESSERA_FOR_EACH_RANK(TESSERA_SELECT_RANK, T)
 TESSERA_FOR_EACH_ELEMENT(TESSERA_SELECT)
 #define TESSERA_HISTOGRAM_RANK(T, R) \

@@ -1,6 +1,7 @@
 // Distributed algorithms beside the reductions: sort / argsort and cumulative sums / products.
 //
-// sort(a), argsort(a) of a 1-D array (int32, int64, float, double): sample sort. The input is
+// sort(a), argsort(a) of a 1-D array (int32, int64, float, double; n-d arrays: of ravel(a), the
+// flattened array): sample sort. The input is
 // first put on balanced blocks of a 1-D grid of its group (redistributed unless it is already);
 // each rank sorts its block (CUB radix sort on GPUs, std::sort on the host), p-1 regular samples
 // per rank are all-gathered and p-1 splitters chosen from them, one all-to-all-v moves every key
@@ -46,6 +47,8 @@ namespace tessera::distributed {
 /// An index outside the array it indexes (take, put).
 class IndexError : public Error { using Error::Error; };
 
+template <class T, int R> Array<T, 1> ravel(const Array<T, R>& a);  // (below)
+
 /// The element type of cumsum / cumprod: int64 for bool and integers, else T.
 template <class T> using scan_t = local::sum_t<T>;
 
@@ -53,6 +56,11 @@ template <class T> using scan_t = local::sum_t<T>;
 template <class T> Array<T, 1> sort(const Array<T, 1>& a);
 /// The global indices that sort a (stable), on balanced blocks.
 template <class T> Array<std::int64_t, 1> argsort(const Array<T, 1>& a);
+/// n-d arrays: sort / argsort of the flattened array (global flat row-major indices).
+template <class T, int R> requires(R > 1) Array<T, 1> sort(const Array<T, R>& a) { return sort(ravel(a)); }
+template <class T, int R> requires(R > 1) Array<std::int64_t, 1> argsort(const Array<T, R>& a) {
+  return argsort(ravel(a));
+}
 
 /// Inclusive cumulative sum / product along `axis`.
 template <class T, int R> Array<scan_t<T>, R> cumsum(const Array<T, R>& a, int axis);
@@ -75,6 +83,9 @@ template <class T, int R> local::Array<std::int64_t, 1> bincount(const Array<T, 
 template <class T, int R> Array<std::int64_t, 1> flatnonzero(const Array<T, R>& a);
 /// a's elements where mask is true, row-major, on balanced 1-D blocks.
 template <class T, int R> Array<T, 1> compress(const Array<bool, R>& mask, const Array<T, R>& a);
+/// The array flattened (row-major) to 1-D, without copying where its rows are already split over
+/// a 1-D grid (else after one redistribute to row blocks); blocks follow the rows.
+template <class T, int R> Array<T, 1> ravel(const Array<T, R>& a);
 /// c ? x : y elementwise, on x's blocks without halos.
 template <class T, int R> Array<T, R> where(const Array<bool, R>& c, const Array<T, R>& x, const Array<T, R>& y);
 
