@@ -161,7 +161,7 @@ Array<T, 2> matmul(const Array<T, 2>& a, const Array<T, 2>& b, Op op_a, Op op_b,
     const index_t la0 = p.x - oa[p.ca], lb0 = p.x - ob[p.rb];
     const bool a_here = row.size() == 1, b_here = col.size() == 1;
     if (a_here) {
-      o.a = Ai.data() + (ta ? la0 * lda : la0), o.lda = lda;
+      if (ml > 0) o.a = Ai.data() + (ta ? la0 * lda : la0), o.lda = lda;
     } else if (my_col == p.ca && ml > 0) {
       T* pa = bufa[j % 2].data();
       if (ta && (lda == ml || p.w == 1)) o.a = Ai.data() + la0 * lda;  // rows of a {k,m} block: contiguous
@@ -170,7 +170,7 @@ Array<T, 2> matmul(const Array<T, 2>& a, const Array<T, 2>& b, Op op_a, Op op_b,
                        Ai.slice(ta ? 0 : 1, la0, la0 + p.w));
     }
     if (b_here) {
-      o.b = Bi.data() + (tb ? lb0 : lb0 * ldb), o.ldb = ldb;
+      if (nl > 0) o.b = Bi.data() + (tb ? lb0 : lb0 * ldb), o.ldb = ldb;
     } else if (my_row == p.rb && nl > 0) {
       T* pb = bufb[j % 2].data();
       if (!tb && (ldb == nl || p.w == 1)) o.b = Bi.data() + lb0 * ldb;
