@@ -30,11 +30,12 @@ install(EXPORT TesseraTargets NAMESPACE tessera:: DESTINATION ${TESSERA_CMAKE_DI
 # The packages the config must find: every imported target the exported targets link, PRIVATE
 # ones included (a static library passes them on to its consumers as $<LINK_ONLY:...>). A link to
 # a package the config does not know stops the configure, so the two cannot drift apart.
-foreach(_dep MPI FFTW3 ZLIB OpenMP Threads CUDAToolkit NCCL nlohmann_json Blosc Zstd HDF5)
+foreach(_dep MPI FFTW3 BLAS ZLIB OpenMP Threads CUDAToolkit NCCL nlohmann_json Blosc Zstd HDF5)
   set(TESSERA_DEP_${_dep} 0)
 endforeach()
 set(_tessera_dep_of_MPI MPI)
 set(_tessera_dep_of_FFTW3 FFTW3)
+set(_tessera_dep_of_BLAS BLAS)
 set(_tessera_dep_of_ZLIB ZLIB)
 set(_tessera_dep_of_OpenMP OpenMP)
 set(_tessera_dep_of_Threads Threads)

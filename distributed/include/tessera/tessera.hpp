@@ -45,6 +45,8 @@
 #include "tessera/distributed/exchange.hpp"
 #include "tessera/distributed/redistribute.hpp"
 #include "tessera/distributed/halo.hpp"
+#include "tessera/distributed/linalg.hpp"
+#include "tessera/distributed/algorithms.hpp"
 #include "tessera/fft/fft.hpp"
 // io (tessera::io)
 #include "tessera/io/error.hpp"

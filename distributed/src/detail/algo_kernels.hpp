@@ -1,0 +1,104 @@
+// Internal: the kernels of algorithms.hpp (sort, scans), one implementation per backend with the
+// same signature — namespace host (src/host/algorithms_host.cpp) and namespace cuda
+// (src/cuda/algorithms.cu, the one CUB translation unit) — dispatched by device in
+// src/common/backends.cpp. `stream` is a cudaStream_t (null on host). Callers pass n > 0.
+#pragma once
+#include <cstdint>
+
+#include "tessera/local/array.hpp"
+#include "tessera/local/hd.hpp"
+#include "tessera/local/stream.hpp"
+
+namespace tessera::distributed::detail {
+using local::index_t;
+
+// numpy's order: NaNs after everything (and equal to each other).
+template <class T> TESSERA_HD bool sort_less(T a, T b) {
+  if constexpr (T(0.5) != T(0)) return a < b || (a == a && b != b);
+  else return a < b;
+}
+// First position in sorted keys[0, n) whose key is not before `key` (upper: after `key`).
+template <class T> TESSERA_HD index_t sort_bound(const T* keys, index_t n, T key, bool upper) {
+  index_t lo = 0, hi = n;
+  while (lo < hi) {
+    const index_t mid = lo + (hi - lo) / 2;
+    if (upper ? !sort_less(key, keys[mid]) : sort_less(keys[mid], key)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+// Sample sort orders elements by (key, rank, position in the rank's sorted block): distinct, and
+// for contiguous blocks in rank order the same as (key, global index). The number of this rank's
+// (`me`) sorted elements before the splitter (sk, sr, sp):
+template <class T> TESSERA_HD index_t split_point(const T* keys, index_t n, T sk, int sr, index_t sp, int me) {
+  if (me == sr) return sp;
+  return sort_bound(keys, n, sk, me < sr);
+}
+
+#define TESSERA_ALGO_KERNELS                                                                                      \
+  /* Stable sort of keys (and values, if vals) in buffer 0, or of `in` (if not null; keys only) into */          \
+  /* the buffers; returns the buffer (0 or 1) holding the result. canonical: -0.0 sorts as +0.0. */              \
+  template <class T>                                                                                              \
+  int sort(const T* in, T* keys0, T* keys1, index_t* vals0, index_t* vals1, index_t n, bool canonical,          \
+           void* stream);                                                                                         \
+  /* out[i] = split_point(keys, n, sk[i], sr[i], sp[i], me), i < ns (sk, sr, sp, out on the device) */             \
+  template <class T>                                                                                              \
+  void split_points(const T* keys, index_t n, const T* sk, const int* sr, const index_t* sp, int ns, int me,    \
+                    index_t* out, void* stream);                                                                  \
+  /* Inclusive scan (sum or product) of `in` into `data` (may be the same) along the middle axis of */             \
+  /* contiguous [outer, len, inner] blocks. */                                                                    \
+  template <class T>                                                                                              \
+  void scan(const T* in, T* data, index_t outer, index_t len, index_t inner, bool prod, void* stream);           \
+  /* data[o, i, j] = off[o, j] (+ or *) data[o, i, j] */                                                           \
+  template <class T>                                                                                              \
+  void scan_offset(T* data, const T* off, index_t outer, index_t len, index_t inner, bool prod, void* stream);  \
+  /* out[j] = parts[0, j] (+ or *) ... parts[upto-1, j] (identity when upto == 0), j < m */                        \
+  template <class T> void scan_fold(const T* parts, int upto, index_t m, bool prod, T* out, void* stream);         \
+  /* dst[i] = src[off[i]] (gather) and dst[off[i]] = src[i] (scatter), i < n */                                    \
+  template <class T> void gather(const T* src, const index_t* off, index_t n, T* dst, void* stream);              \
+  template <class T> void scatter(T* dst, const index_t* off, const T* src, index_t n, void* stream);             \
+  /* flags[i] = in[i] != 0 */                                                                                     \
+  template <class T> void nonzero_flags(const T* in, index_t n, bool* flags, void* stream);                       \
+  /* out[i] = c[i] ? x[i] : y[i] */                                                                               \
+  template <class T> void select(const bool* c, const T* x, const T* y, index_t n, T* out, void* stream);         \
+  /* The in[i] with flags[i], in order, to out; returns how many (waits for the device). */                       \
+  template <class T> index_t compact(const T* in, const bool* flags, index_t n, T* out, void* stream);           \
+  /* counts[b] += number of x[i] in bin b: bins of width (hi-lo)/bins over [lo, hi], hi in the last; */            \
+  /* for integers with lo = 0, hi = bins, bin = x (bincount). Outside values and NaNs are not counted. */         \
+  template <class T> void histogram(const T* x, index_t n, double lo, double hi, index_t bins, index_t* counts,  \
+                                    void* stream);
+
+namespace host { TESSERA_ALGO_KERNELS }
+namespace cuda { TESSERA_ALGO_KERNELS }
+#undef TESSERA_ALGO_KERNELS
+
+// The dispatch: the kernel of the stream's device, with that device current.
+template <class T>
+int sort_kernel(const T* in, T* keys0, T* keys1, index_t* vals0, index_t* vals1, index_t n, bool canonical,
+                const Stream& s);
+template <class T>
+void split_points_kernel(const T* keys, index_t n, const T* sk, const int* sr, const index_t* sp, int ns, int me,
+                         index_t* out, const Stream& s);
+template <class T>
+void scan_kernel(const T* in, T* data, index_t outer, index_t len, index_t inner, bool prod, const Stream& s);
+template <class T>
+void scan_offset_kernel(T* data, const T* off, index_t outer, index_t len, index_t inner, bool prod, const Stream& s);
+template <class T> void scan_fold_kernel(const T* parts, int upto, index_t m, bool prod, T* out, const Stream& s);
+template <class T> void gather_kernel(const T* src, const index_t* off, index_t n, T* dst, const Stream& s);
+template <class T> void scatter_kernel(T* dst, const index_t* off, const T* src, index_t n, const Stream& s);
+template <class T> void nonzero_flags_kernel(const T* in, index_t n, bool* flags, const Stream& s);
+template <class T> void select_kernel(const bool* c, const T* x, const T* y, index_t n, T* out, const Stream& s);
+template <class T> index_t compact_kernel(const T* in, const bool* flags, index_t n, T* out, const Stream& s);
+template <class T>
+void histogram_kernel(const T* x, index_t n, double lo, double hi, index_t bins, index_t* counts, const Stream& s);
+
+// The bin of v in histogram(): -1 when outside [lo, hi] or NaN.
+template <class T> TESSERA_HD index_t bin_of(T v, double lo, double hi, index_t bins) {
+  const double x = static_cast<double>(v);
+  if (!(x >= lo && x <= hi)) return -1;
+  if (x == hi) return bins - 1;
+  const index_t b = static_cast<index_t>((x - lo) * static_cast<double>(bins) / (hi - lo));  // exact for bincount
+  return b < bins ? b : bins - 1;
+}
+
+}  // namespace tessera::distributed::detail
