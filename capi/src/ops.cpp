@@ -65,8 +65,8 @@ tessera_status tessera_redistribute(tessera_array src, tessera_array dst) {
     auto s = get_array(src, "src");
     auto d = get_array(dst, "dst");
     check_same_kind(*s, *d, "tessera_redistribute");
-    if (s->device != d->device)
-      throw DeviceMismatch("device mismatch in tessera_redistribute: " + s->device.str() + " vs " + d->device.str());
+    // Arrays on different devices (a caller's host buffer, an allocated device array): the data
+    // is redistributed on the source's device, then copied across into the destination.
     dispatch(s->dtype, s->ndim, [&]<class T, int R>() {
       auto& to = typed<T, R>(*d);
       before(*s);
