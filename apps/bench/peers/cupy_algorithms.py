@@ -5,29 +5,10 @@ TFLOP/s = 2 n^3 / t), sort (cupy.sort of 2^k uniform f32 and random int64 keys, 
 CUDA-event timings. Prints one line per figure: "<figure> <type> <unit> <value>". Exit code 77 when
 CuPy is missing."""
 import argparse
-import statistics
-import sys
 
-try:
-    import cupy as cp
-except ImportError:
-    print("cupy_algorithms: CuPy is not installed", file=sys.stderr)
-    sys.exit(77)
+from peer_timing import cupy, median_ms
 
-
-def median_ms(fn, warmup, reps):
-    for _ in range(warmup):
-        fn()
-    cp.cuda.Device().synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = cp.cuda.Event(), cp.cuda.Event()
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(cp.cuda.get_elapsed_time(a, b))
-    return statistics.median(times)
+cp = cupy("cupy_algorithms")
 
 
 def main():

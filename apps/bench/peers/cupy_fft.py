@@ -4,29 +4,10 @@
   c2c:     fftn / ifftn of an n^3 complex64 array; r2c: rfftn / irfftn of an n^3 float32 array.
 One line per figure: "<what> <n> ms <value>". Exit code 77 when CuPy is missing."""
 import argparse
-import statistics
-import sys
 
-try:
-    import cupy as cp
-except ImportError:
-    print("cupy_fft: CuPy is not installed", file=sys.stderr)
-    sys.exit(77)
+from peer_timing import cupy, median_ms
 
-
-def median_ms(fn, warmup=3, reps=10):
-    for _ in range(warmup):
-        fn()
-    cp.cuda.Device().synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = cp.cuda.Event(), cp.cuda.Event()
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(cp.cuda.get_elapsed_time(a, b))
-    return statistics.median(times)
+cp = cupy("cupy_fft")
 
 
 def main():

@@ -4,29 +4,11 @@
 Prints one line per figure: "<op> <type> GB/s <value>", bytes counted as bench_local counts them
 (triad 4 n size, sum n size, copy 2 n size). Exit code 77 when CuPy is missing."""
 import argparse
-import statistics
 import sys
 
-try:
-    import cupy as cp
-except ImportError:
-    print("cupy_local: CuPy is not installed", file=sys.stderr)
-    sys.exit(77)
+from peer_timing import cupy, median_ms
 
-
-def median_ms(fn, warmup, reps):
-    for _ in range(warmup):
-        fn()
-    cp.cuda.Device().synchronize()
-    times = []
-    for _ in range(reps):
-        a, b = cp.cuda.Event(), cp.cuda.Event()
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(cp.cuda.get_elapsed_time(a, b))
-    return statistics.median(times)
+cp = cupy("cupy_local")
 
 
 def main():
