@@ -14,6 +14,15 @@
 namespace tessera::distributed::detail {
 namespace {
 
+// One step's parts as grouped sends and receives on `g` (both transports' non-windowed path).
+void send_recv(const comm::ProcessGroup& g, const std::vector<Message>& sends, const std::vector<Message>& recvs,
+               DType t, const Stream& wire) {
+  comm::Group group;
+  for (const auto& m : sends) g.send(m.data, m.count, t, m.peer, wire);
+  for (const auto& m : recvs) g.recv(m.data, m.count, t, m.peer, wire);
+  group.end();
+}
+
 // Grouped send/recv on a ProcessGroup: NCCL for device buffers where the group uses it, else MPI.
 class GroupTransport final : public ExchangeTransport {
  public:
@@ -26,10 +35,7 @@ class GroupTransport final : public ExchangeTransport {
   void prepare() override { g_.prepare(d_); }
   void step(int, const std::vector<Message>& sends, const std::vector<Message>& recvs, DType t,
             const Stream& wire) override {
-    comm::Group group;
-    for (const auto& m : sends) g_.send(m.data, m.count, t, m.peer, wire);
-    for (const auto& m : recvs) g_.recv(m.data, m.count, t, m.peer, wire);
-    group.end();
+    send_recv(g_, sends, recvs, t, wire);
   }
 
  private:
@@ -101,10 +107,7 @@ class NcclWindowTransport final : public ExchangeTransport {
       g_.all_to_all(recv + capacity_ + base_[s], recv + base_[s], slot_[s] / 8, DType::int64, wire);
       return;
     }
-    comm::Group group;
-    for (const auto& m : sends) g_.send(m.data, m.count, t, m.peer, wire);
-    for (const auto& m : recvs) g_.recv(m.data, m.count, t, m.peer, wire);
-    group.end();
+    send_recv(g_, sends, recvs, t, wire);
   }
 
  private:
