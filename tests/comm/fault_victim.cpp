@@ -1,6 +1,8 @@
 // The program the fault tests launch under mpirun: the last rank dies (SIGKILL, or an uncaught
 // exception -> std::terminate -> abort) while the other ranks wait in a collective for it.
-//   fault_victim --mode kill|throw --op all_reduce|recv [--device host|cuda]
+//   fault_victim --mode kill|throw --op all_reduce|recv|exchange [--device host|cuda]
+// exchange: a redistribute, whose blocks move through the exchange transport TESSERA_TRANSPORT
+// chooses (mpi, nccl, nccl-window, ipc).
 // The survivors must not hang: they leave with a message naming the collective (a CommError
 // they do not catch, like most programs, or the note printed when the launcher ends them), and
 // the driver (tests/reliability/fault_test.sh) checks the exit status, the wall time and the output.
@@ -10,19 +12,22 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
 
 #include "tessera/comm/process_group.hpp"
 #include "tessera/comm/runtime.hpp"
+#include "tessera/distributed/creation.hpp"
+#include "tessera/distributed/redistribute.hpp"
 #include "tessera/local/basic_ops.hpp"
 
 namespace {
 using namespace tessera;
 
 [[noreturn]] void usage(const char* why) {
-  std::fprintf(stderr, "fault_victim: %s\nusage: fault_victim --mode kill|throw --op all_reduce|recv "
+  std::fprintf(stderr, "fault_victim: %s\nusage: fault_victim --mode kill|throw --op all_reduce|recv|exchange "
                        "[--device host|cuda]\n", why);
   std::exit(2);
 }
@@ -39,7 +44,7 @@ int main(int argc, char** argv) {
     else usage(("unknown option " + a).c_str());
   }
   if (mode != "kill" && mode != "throw") usage("--mode must be kill or throw");
-  if (op != "all_reduce" && op != "recv") usage("--op must be all_reduce or recv");
+  if (op != "all_reduce" && op != "recv" && op != "exchange") usage("--op must be all_reduce, recv or exchange");
   if (device != "host" && device != "cuda") usage("--device must be host or cuda");
 
   Runtime rt(argc, argv);
@@ -59,6 +64,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fault_victim: rank %d: warm-up all_reduce is wrong\n", g.rank());
     return 3;
   }
+  // exchange: one redistribute before the fault, so that the transport's windows and handles exist.
+  namespace td = tessera::distributed;
+  const td::ProcessGrid grid(g, {g.size()});
+  const td::Layout<2> rows(grid, {64, 64}, {0, -1}), cols(grid, {64, 64}, {-1, 0});
+  std::optional<td::Array<double, 2>> a;
+  if (op == "exchange") {
+    a = td::arange<double, 2>(rows, dev);
+    (void)td::redistribute(*a, cols);
+  }
   g.barrier();
 
   if (g.rank() == victim) {
@@ -72,8 +86,10 @@ int main(int argc, char** argv) {
   }
   if (op == "all_reduce") {
     g.all_reduce(buf, comm::ReduceOp::sum);
-  } else {
+  } else if (op == "recv") {
     g.recv(buf, victim);
+  } else {
+    (void)td::redistribute(*a, cols);
   }
   g.synchronize(Stream::default_for(dev));
   std::fprintf(stderr, "fault_victim: rank %d: %s returned although rank %d died\n", g.rank(), op.c_str(), victim);

@@ -7,20 +7,27 @@ target_link_libraries(test_reliability PRIVATE tessera_test_main tessera::distri
 tessera_add_mpi_test(NAME reliability TARGET test_reliability RANKS ${TESSERA_TEST_RANKS} TIMEOUT 300
                      LABELS reliability)
 
-# A rank dies (SIGKILL, or an exception it does not catch) while 2 others wait in all_reduce or
-# recv: the job must fail within TESSERA_COMM_TIMEOUT + 10 s, naming the collective. The cuda
-# variants (NCCL) skip with status 77 where there is no GPU.
+# A rank dies (SIGKILL, or an exception it does not catch) while 2 others wait in all_reduce, recv
+# or an exchange (a redistribute, once per exchange transport): the job must fail within
+# TESSERA_COMM_TIMEOUT + 10 s, naming the collective. The cuda variants skip with status 77 where
+# there is no GPU.
 set(TESSERA_FAULT_TIMEOUT 5)
-foreach(device host cuda)
-  foreach(mode kill throw)
+function(tessera_add_fault_test name mode op device transport)
+  add_test(NAME ${name}
+    COMMAND ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/fault_test.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:fault_victim> 3
+            ${TESSERA_FAULT_TIMEOUT} ${mode} ${op} ${device} ${TESSERA_MPIEXEC_PREFLAGS})
+  set_tests_properties(${name} PROPERTIES TIMEOUT 120 PROCESSORS 3 SKIP_RETURN_CODE 77
+    LABELS "reliability;fault;np3"
+    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1;TESSERA_TRANSPORT=${transport}")
+endfunction()
+foreach(mode kill throw)
+  foreach(device host cuda)
     foreach(op all_reduce recv)
-      set(name fault_${mode}_${op}_${device})
-      add_test(NAME ${name}
-        COMMAND ${CMAKE_CURRENT_LIST_DIR}/fault_test.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:fault_victim> 3
-                ${TESSERA_FAULT_TIMEOUT} ${mode} ${op} ${device} ${TESSERA_MPIEXEC_PREFLAGS})
-      set_tests_properties(${name} PROPERTIES TIMEOUT 120 PROCESSORS 3 SKIP_RETURN_CODE 77
-        LABELS "reliability;fault;np3"
-        ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+      tessera_add_fault_test(fault_${mode}_${op}_${device} ${mode} ${op} ${device} auto)
     endforeach()
+  endforeach()
+  tessera_add_fault_test(fault_${mode}_exchange_host ${mode} exchange host mpi)
+  foreach(t nccl nccl-window ipc mpi)
+    tessera_add_fault_test(fault_${mode}_exchange_cuda_${t} ${mode} exchange cuda ${t})
   endforeach()
 endforeach()

@@ -23,12 +23,6 @@ namespace tessera::comm {
 using State = ProcessGroup::State;
 using detail::MpiPending;
 
-namespace detail {
-// The note printed if the launcher ends this rank while it waits (defined in mpi_transport.cpp).
-void in_flight_begin(const State& st, const Call& c, const char* context);
-void in_flight_end();
-}  // namespace detail
-
 namespace {
 
 // The last collective enqueued on a device without waiting (NCCL), named by synchronize's note.
@@ -555,9 +549,8 @@ void ProcessGroup::synchronize(const Stream& s) const {
   if (s.device().is_host()) return;
   {
     const std::string where = "synchronize on " + s.device().str() + ", after ";
-    if (last_enqueued.op) detail::in_flight_begin(*state_, last_enqueued, where.c_str());
-    else detail::in_flight_begin(*state_, Call{"synchronize", 0, DType::int32}, nullptr);
-    struct End { ~End() { detail::in_flight_end(); } } end;
+    const detail::InFlightNote note(*state_, last_enqueued.op ? last_enqueued : Call{"synchronize", 0, DType::int32},
+                                    last_enqueued.op ? where.c_str() : nullptr);
     detail::device_wait(*state_, s);
   }
   state_->check();

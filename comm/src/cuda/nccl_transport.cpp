@@ -125,11 +125,17 @@ void enqueue(State& st, const Call& c, const Stream& s, F&& f, std::shared_ptr<v
       TESSERA_CHECK_NCCL(ncclGroupStart());
       group_open = true;
     }
-    f(comm, stream);
+    {
+      const InFlightNote note(st, c, "NCCL launch of ");
+      f(comm, stream);
+    }
     deferred.push_back({&st, d.index(), stream, c, std::move(keep)});
     return;
   }
-  f(comm, stream);
+  {
+    const InFlightNote note(st, c, "NCCL launch of ");  // a dead peer can hold its connection set-up
+    f(comm, stream);
+  }
   watchdog_follow(st, d.index(), stream, c);
 }
 
@@ -274,7 +280,12 @@ void nccl_group_end() {
   group_open = false;
   auto work = std::move(deferred);
   deferred.clear();
-  TESSERA_CHECK_NCCL(ncclGroupEnd());
+  if (work.empty()) {
+    TESSERA_CHECK_NCCL(ncclGroupEnd());
+  } else {
+    const InFlightNote note(*work.back().st, work.back().call, "NCCL group launch ending with ");
+    TESSERA_CHECK_NCCL(ncclGroupEnd());
+  }
   for (const auto& w : work) watchdog_follow(*w.st, w.device, w.stream, w.call);
 }
 

@@ -66,6 +66,18 @@ struct ProcessGroup::State {
 
 namespace detail {
 
+// The note printed if the launcher ends this rank while it waits (mpi_transport.cpp): set while
+// a rank waits in MPI, in synchronize, or inside an NCCL launch (whose connection set-up blocks
+// on a dead peer); "<context><op> (<count> x <dtype>) on a group of ...".
+void in_flight_begin(const ProcessGroup::State& st, const Call& c, const char* context);
+void in_flight_end();
+struct InFlightNote {
+  InFlightNote(const ProcessGroup::State& st, const Call& c, const char* context) { in_flight_begin(st, c, context); }
+  ~InFlightNote() { in_flight_end(); }
+  InFlightNote(const InFlightNote&) = delete;
+  InFlightNote& operator=(const InFlightNote&) = delete;
+};
+
 // ---- MPI transport (mpi_transport.cpp): host pointers, or device pointers with CUDA-aware MPI.
 // Posts non-blocking MPI calls; outside a Group waits for them (with the group's deadline),
 // inside a Group leaves them to the Group's end. `after` runs once the requests completed.

@@ -139,7 +139,13 @@ void exchange(const comm::ProcessGroup& g, const ExchangeSide<T, R>& src, const 
     }
   }
   DeviceGuard guard(d);
-  auto& transport = detail::exchange_transport(g, d, options.transport.value_or(settings().transport));
+  Transport chosen = options.transport.value_or(settings().transport);
+  if (chosen == Transport::automatic) {
+    std::size_t global = 0;  // the same on every rank
+    for (const auto& b : src.boxes) global += static_cast<std::size_t>(b.size()) * sizeof(T);
+    chosen = detail::automatic_transport(g, d, global);
+  }
+  auto& transport = detail::exchange_transport(g, d, chosen);
   // A piece goes through a buffer unless every part is contiguous where it lies; with a windowed
   // transport every received piece lands in the window.
   auto staged = [me](const Side& side, const Piece<R>& p) {

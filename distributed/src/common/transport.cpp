@@ -1,6 +1,7 @@
 // The exchange's transports (detail/transport.hpp): the ProcessGroup one, and the registry that
 // picks and caches one per (group, device, kind) in the current Context.
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
@@ -126,6 +127,14 @@ struct Registry {
 
 }  // namespace
 
+Transport automatic_transport(const comm::ProcessGroup& g, Device d, std::size_t global_bytes) {
+  if (d.is_host() || g.size() < 2 || g.local_size() != g.size()) return Transport::nccl;
+  if (g.device_transport(d) != comm::DeviceTransport::nccl) return Transport::nccl;  // ranks share a GPU
+  const auto p = static_cast<std::size_t>(g.size());
+  if (global_bytes / (p * p) < auto_min_pair_bytes) return Transport::nccl;
+  return p == 2 ? Transport::ipc : Transport::nccl_window;
+}
+
 ExchangeTransport& exchange_transport(const comm::ProcessGroup& g, Device d, Transport t) {
   if (d.is_host() || t == Transport::automatic) t = Transport::nccl;  // host buffers: MPI anyway
   auto& reg = Context::current().resource<Registry>([] { return std::make_shared<Registry>(); });
@@ -156,6 +165,11 @@ ExchangeTransport& exchange_transport(const comm::ProcessGroup& g, Device d, Tra
 
 namespace tessera::distributed {
 std::string exchange_transport_name(const comm::ProcessGroup& g, Device d, Transport t) {
-  return detail::exchange_transport(g, d, t).name();
+  if (t != Transport::automatic) return detail::exchange_transport(g, d, t).name();
+  const auto small = detail::exchange_transport(g, d, Transport::nccl).name();
+  const auto large = detail::automatic_transport(g, d, SIZE_MAX);
+  if (large == Transport::nccl) return small;
+  return small + "; " + transport_name(large) + " from " +
+         std::to_string(detail::auto_min_pair_bytes >> 20) + " MiB per pair of ranks";
 }
 }  // namespace tessera::distributed

@@ -95,12 +95,32 @@ class IpcTransport final : public ExchangeTransport {
     DeviceGuard guard(d_);
     const auto stream = static_cast<cudaStream_t>(wire.native());
     const std::size_t esz = dtype_size(t);
-    for (const auto& m : sends) {
+    // Parts for different peers go on separate copy streams (lanes), so that several copy engines
+    // and links work at once, in the order me+1, me+2, ... so that no receiver is every sender's
+    // first target. The wire stream forks to the lanes and joins them again.
+    std::vector<const Message*> order;
+    for (const auto& m : sends) order.push_back(&m);
+    std::sort(order.begin(), order.end(), [&](const Message* a, const Message* b) {
+      return (a->peer - me_ + size_) % size_ < (b->peer - me_ + size_) % size_;
+    });
+    const std::size_t lanes = std::min(order.size(), max_lanes);
+    if (lanes > 1) {
+      make_lanes(lanes);
+      TESSERA_CHECK_CUDA(cudaEventRecord(fork_, stream));
+      for (std::size_t l = 0; l < lanes; ++l) TESSERA_CHECK_CUDA(cudaStreamWaitEvent(lanes_[l], fork_, 0));
+    }
+    for (std::size_t i = 0; i < order.size(); ++i) {
+      const Message& m = *order[i];
       if (!peer_windows_[m.peer] || s >= static_cast<int>(offsets_to_[m.peer].size()))
         throw CommError("exchange (ipc): rank " + std::to_string(me_) + " has no window offset for step " +
                               std::to_string(s) + " of rank " + std::to_string(m.peer));
       char* dst = static_cast<char*>(peer_windows_[m.peer]) + offsets_to_[m.peer][s];
-      TESSERA_CHECK_CUDA(cudaMemcpyAsync(dst, m.data, m.count * esz, cudaMemcpyDefault, stream));
+      TESSERA_CHECK_CUDA(cudaMemcpyAsync(dst, m.data, m.count * esz, cudaMemcpyDefault,
+                                         lanes > 1 ? lanes_[i % lanes] : stream));
+    }
+    for (std::size_t l = 0; lanes > 1 && l < lanes; ++l) {
+      TESSERA_CHECK_CUDA(cudaEventRecord(joins_[l], lanes_[l]));
+      TESSERA_CHECK_CUDA(cudaStreamWaitEvent(stream, joins_[l], 0));
     }
     const int e = s % step_events;
     if (!sends.empty()) TESSERA_CHECK_CUDA(cudaEventRecord(events_[e], stream));
@@ -123,6 +143,20 @@ class IpcTransport final : public ExchangeTransport {
   }
 
  private:
+  static constexpr std::size_t max_lanes = 8;
+
+  void make_lanes(std::size_t n) {
+    if (!fork_) TESSERA_CHECK_CUDA(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming));
+    while (lanes_.size() < n) {
+      cudaStream_t st = nullptr;
+      cudaEvent_t ev = nullptr;
+      TESSERA_CHECK_CUDA(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+      lanes_.push_back(st);
+      TESSERA_CHECK_CUDA(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+      joins_.push_back(ev);
+    }
+  }
+
   // Collective: every rank re-exports its window (larger where needed) and re-opens the others'.
   void grow(std::size_t bytes) {
     TESSERA_CHECK_CUDA(cudaDeviceSynchronize());  // our waits covered the peers' copies into our window
@@ -167,6 +201,10 @@ class IpcTransport final : public ExchangeTransport {
       if (window_) (void)cudaFree(std::exchange(window_, nullptr));
       for (auto& e : events_)
         if (e) (void)cudaEventDestroy(std::exchange(e, nullptr));
+      for (auto& e : joins_) (void)cudaEventDestroy(e);
+      for (auto& l : lanes_) (void)cudaStreamDestroy(l);
+      if (fork_) (void)cudaEventDestroy(std::exchange(fork_, nullptr));
+      joins_.clear(), lanes_.clear();
     } catch (...) {  // a failed barrier leaves the window to the process's end
     }
   }
@@ -181,6 +219,9 @@ class IpcTransport final : public ExchangeTransport {
   std::vector<std::vector<cudaEvent_t>> peer_events_;  // [rank][event], opened (null for us)
   std::vector<void*> peer_windows_;                    // [rank], opened (null for us)
   std::vector<std::vector<std::int64_t>> offsets_to_;  // [rank][step]: where our parts land there
+  std::vector<cudaStream_t> lanes_;                    // copy streams of step() (made on first need)
+  std::vector<cudaEvent_t> joins_;                     // [lane]: its copies of the current step done
+  cudaEvent_t fork_ = nullptr;                         // the wire stream's point the lanes start from
 };
 
 }  // namespace
