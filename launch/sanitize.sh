@@ -4,7 +4,8 @@
 # The C API's C tests (capi_functional, capi_bad_input) run here; its Fortran module, examples and
 # Python DLPack check do not (nothing of theirs is C API code that the C tests leave unchecked).
 #  - detect_leaks=0: Open MPI, PMIx, hwloc and UCX keep allocations past MPI_Finalize on purpose;
-#    LeakSanitizer reports them in every rank (none are Tessera's), so leak checking is off.
+#    LeakSanitizer reports them in every rank (none are Tessera's), so leak checking is off, except
+#    for a second run of the C API's tests with those libraries suppressed (tests/capi/lsan_mpi.supp).
 #  - allocator_may_return_null=1: the out-of-memory tests ask for 2^50 bytes and expect
 #    OutOfMemory; by default ASan aborts on such a request instead of returning null.
 build=${TESSERA_SAN_BUILD_DIR:-$root/build-san}
@@ -21,5 +22,11 @@ cd "$build"
 set +e
 ctest --output-on-failure -j "$jobs" --timeout 900 -L 'np1|np2' -LE 'fuzz|package' "$@"
 rc=$?
+# The C API's tests once more with LeakSanitizer on: nothing they allocate through the C API may
+# outlive tessera_runtime_free (MPI's own allocations suppressed by library).
+ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:abort_on_error=1:fast_unwind_on_malloc=0 \
+LSAN_OPTIONS=suppressions=$root/tests/capi/lsan_mpi.supp:print_suppressions=0 \
+OMPI_MCA_mca_base_component_disable_dlclose=1 \
+  ctest --output-on-failure -j "$jobs" --timeout 900 -L capi -R 'np[12]$' "$@" || rc=$((rc ? rc : 1))
 echo "launch/test --sanitize: ctest exited with $rc (build $((san_built - san_start)) s, tests $(($(date +%s) - san_built)) s)"
 exit $rc

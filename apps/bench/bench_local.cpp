@@ -1,6 +1,9 @@
-// bench_local: single-device bandwidth of the local layer. Fused triad z = a*b + c (f32, f64),
-// whole-array sum (f32, f64) and copy, over a range of sizes; GB/s = bytes moved / median time
-// (CUDA events on GPU, a steady clock on host). Compiled by nvcc in CUDA builds.
+// bench_local: single-device bandwidth of the local layer. Fused triad z = a*b + c (f32, f64,
+// c64, c128), whole-array sum and copy, over a range of sizes; then, at the largest size, the
+// "figure" lines: sums along each axis of a square 2-D array, a strided copy (every other
+// column), a transposing copy and a cast f32 -> f64, in the format of apps/bench/peers/cupy_local.py.
+// GB/s = bytes moved / median time (CUDA events on GPU, a steady clock on host). Compiled by nvcc
+// in CUDA builds.
 #include <boost/program_options.hpp>
 #include <tessera/tessera.hpp>
 #include <tessera/local/expr.hpp>
@@ -50,6 +53,28 @@ void run(const tessera::Device& d, tl::index_t n, int warmup, int reps, const ch
               static_cast<long long>(n), t_triad, 4 * bytes / t_triad / 1e6, t_sum, bytes / t_sum / 1e6, t_copy,
               2 * bytes / t_copy / 1e6, ok ? "ok" : "WRONG");
 }
+// "figure <op> <type> GB/s <value>" lines at n elements (a square r x r array, r = 2^(k/2)).
+template <class T>
+void figures(const tessera::Device& d, int k, int warmup, int reps, const char* tname) {
+  const tl::index_t r = tl::index_t(1) << (k / 2), n = r * r;
+  const double size = sizeof(T);
+  auto a = tl::full<T, 2>({r, r}, T(1), d);
+  auto half = tl::empty<T, 2>({r, r / 2}, d);
+  auto t = tl::empty<T, 2>({r, r}, d);
+  auto line = [&](const char* op, double bytes, double ms) {
+    std::printf("figure %s %s GB/s %.1f\n", op, tname, bytes / ms / 1e6);
+  };
+  line("axis0-sum", n * size, median_ms(d, warmup, reps, [&] { (void)tl::sum(a, 0); }));
+  line("axis1-sum", n * size, median_ms(d, warmup, reps, [&] { (void)tl::sum(a, 1); }));
+  line("strided-copy", 2 * (n / 2) * size, median_ms(d, warmup, reps, [&] { tl::copy(half, a.slice(1, 0, r, 2)); }));
+  line("transpose-copy", 2 * n * size, median_ms(d, warmup, reps, [&] { tl::copy(t, a.permute({1, 0})); }));
+  const bool ok = tl::to_host(tl::sum(a, 0))[r - 1] == T(r) && tl::to_host(tl::sum(a, 1))[0] == T(r);
+  if (!ok) std::printf("figure axis-sums %s WRONG\n", tname);
+  if constexpr (std::is_same_v<T, float>) {
+    auto w = tl::empty<double, 2>({r, r}, d);
+    line("cast-to-f64", n * (4.0 + 8.0), median_ms(d, warmup, reps, [&] { tl::cast(w, a); }));
+  }
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -60,7 +85,8 @@ int main(int argc, char** argv) {
       "min-log2", po::value(&lo)->default_value(lo), "smallest size, 2^k elements")(
       "max-log2", po::value(&hi)->default_value(hi), "largest size, 2^k elements")(
       "reps", po::value(&reps)->default_value(reps), "timed repetitions (median reported)")(
-      "warmup", po::value(&warmup)->default_value(warmup), "untimed repetitions first");
+      "warmup", po::value(&warmup)->default_value(warmup), "untimed repetitions first")(
+      "no-figures", "skip the axis-sum, strided, transpose and cast figures");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, opts), vm);
@@ -70,6 +96,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (vm.count("help")) return std::cout << opts, 0;
+  const bool figures_on = !vm.count("no-figures");
   tessera::Runtime rt(argc, argv);
   const tessera::Device d = device.empty() ? rt.device() : tessera::Device::parse(device);
   if (rt.rank() != 0) return 0;
@@ -80,6 +107,12 @@ int main(int argc, char** argv) {
   for (int k = lo; k <= hi; k += 2) {
     run<float>(d, tl::index_t(1) << k, warmup, reps, "f32");
     run<double>(d, tl::index_t(1) << k, warmup, reps, "f64");
+    run<tessera::complex64>(d, tl::index_t(1) << k, warmup, reps, "c64");
+    run<tessera::complex128>(d, tl::index_t(1) << k, warmup, reps, "c128");
+  }
+  if (figures_on) {
+    figures<float>(d, hi, warmup, reps, "f32");
+    figures<double>(d, hi, warmup, reps, "f64");
   }
   return 0;
 }

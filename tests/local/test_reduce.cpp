@@ -112,6 +112,48 @@ TYPED_TEST(ReduceTest, AlongEachAxisAndOfViews) {
   EXPECT_THROW(tl::sum(a, 3), tessera::InvalidArgument);
 }
 
+// Shapes that take every axis kernel on GPUs: a warp per output (contiguous axis of 70), the axis
+// cut into segments (300 long, 490 outputs), one thread per output (axis of 7); values with many
+// ties, so argmin/argmax must return the first occurrence, as numpy does.
+TYPED_TEST(ReduceTest, AlongAxesOfLargerArraysWithTies) {
+  const Device d = this->device();
+  const int n0 = 7, n1 = 300, n2 = 70;
+  std::vector<double> h(static_cast<std::size_t>(n0) * n1 * n2);
+  for (int i = 0; i < n0; ++i)
+    for (int j = 0; j < n1; ++j)
+      for (int k = 0; k < n2; ++k) h[(static_cast<std::size_t>(i) * n1 + j) * n2 + k] = (i * 31 + j * 17 + k * 7) % 13;
+  auto a = tl::from_host(h, tl::Shape<3>{n0, n1, n2}, d);
+  const int n[3] = {n0, n1, n2};
+  auto check = [&](const tl::Array<double, 3>& x, const int* ext, auto at, const char* what) {
+    for (int axis = 0; axis < 3; ++axis) {
+      const auto hs = tl::to_host(tl::sum(x, axis));
+      const auto hmin = tl::to_host(tl::argmin(x, axis)), hmax = tl::to_host(tl::argmax(x, axis));
+      std::size_t o = 0, bad = 0;
+      for (int i = 0; i < (axis == 0 ? 1 : ext[0]); ++i)
+        for (int j = 0; j < (axis == 1 ? 1 : ext[1]); ++j)
+          for (int k = 0; k < (axis == 2 ? 1 : ext[2]); ++k, ++o) {
+            double acc = 0, mn = 1e300, mx = -1e300;
+            std::int64_t amin = 0, amax = 0;
+            for (int t = 0; t < ext[axis]; ++t) {
+              int q[3] = {i, j, k};
+              q[axis] = t;
+              const double v = at(q);
+              acc += v;
+              if (v < mn) mn = v, amin = t;
+              if (v > mx) mx = v, amax = t;
+            }
+            bad += hs[o] != acc || hmin[o] != amin || hmax[o] != amax;
+          }
+      EXPECT_EQ(bad, 0u) << what << ", axis " << axis;
+    }
+  };
+  check(a, n, [&](const int* q) { return h[(static_cast<std::size_t>(q[0]) * n1 + q[1]) * n2 + q[2]]; }, "contiguous");
+  // The transpose (2, 1, 0): no axis contiguous except the last, which is the original axis 0.
+  const int m[3] = {n2, n1, n0};
+  check(a.permute({2, 1, 0}), m,
+        [&](const int* q) { return h[(static_cast<std::size_t>(q[2]) * n1 + q[1]) * n2 + q[0]]; }, "transposed");
+}
+
 TYPED_TEST(ReduceTest, DeviceResultStaysOnDevice) {
   const Device d = this->device();
   auto a = tl::full<float, 1>({1 << 16}, 0.5f, d);

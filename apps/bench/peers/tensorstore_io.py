@@ -44,6 +44,15 @@ def timed(fn):
     return time.perf_counter() - t0, r
 
 
+def ts_version():
+    """tensorstore's version (some builds have no __version__)."""
+    try:
+        from importlib.metadata import version
+        return version("tensorstore")
+    except Exception:
+        return getattr(ts, "__version__", "?")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--gib", type=float, default=2)
@@ -56,7 +65,7 @@ def main():
     shape, chunks = [n0, 1024, 1024], [a.chunk, 1024, 1024]
     data = np.random.default_rng(7).random(shape, dtype=np.float32)
     nbytes = data.nbytes
-    print("# tensorstore %s: %.2f GiB float32 %s, chunks %s in %s" % (ts.__version__, nbytes / 2**30, shape, chunks, a.dir))
+    print("# tensorstore %s: %.2f GiB float32 %s, chunks %s in %s" % (ts_version(), nbytes / 2**30, shape, chunks, a.dir))
     os.makedirs(a.dir, exist_ok=True)
     for fmt in a.formats.split(","):
         for codec in a.codecs.split(","):

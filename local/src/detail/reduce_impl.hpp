@@ -9,6 +9,7 @@
 #include "tessera/local/reduce.hpp"
 #ifdef __CUDACC__
 #include <cub/block/block_reduce.cuh>
+#include <cub/warp/warp_reduce.cuh>
 #endif
 
 namespace tessera::local::detail {
@@ -149,6 +150,54 @@ __global__ void reduce_final_kernel(const typename RD::acc* partials, int count,
   if (threadIdx.x == 0) *out = convert<dev_t<typename RD::R>>(RD::finalize(r));
 }
 
+// One warp per output where the reduced axis is contiguous: the lanes read consecutive elements.
+template <class RD>
+__global__ void reduce_axis_warp_kernel(const typename RD::D* p, index_t m, index_t len, Shape<kMaxRank> oshape,
+                                        Shape<kMaxRank> strides, Shape<kMaxRank> ostrides,
+                                        dev_t<typename RD::R>* out) {
+  using acc_t = typename RD::acc;
+  using WR = cub::WarpReduce<acc_t>;
+  __shared__ typename WR::TempStorage tmp[kReduceThreads / 32];
+  const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+  const index_t warps = static_cast<index_t>(gridDim.x) * (blockDim.x / 32);
+  for (index_t o = static_cast<index_t>(blockIdx.x) * (blockDim.x / 32) + warp; o < m; o += warps) {
+    const auto* row = p + offset_of(o, oshape.data(), strides.data());
+    acc_t acc = RD::identity();
+    for (index_t j = lane; j < len; j += 32) acc = RD::combine(acc, RD::load(row[j], j));
+    acc_t r = WR(tmp[warp]).Reduce(acc, [](const acc_t& a, const acc_t& b) { return RD::combine(a, b); });
+    if (lane == 0) out[offset_of(o, oshape.data(), ostrides.data())] = convert<dev_t<typename RD::R>>(RD::finalize(r));
+    __syncwarp();
+  }
+}
+
+// Outputs across threads (adjacent outputs read adjacent elements), the axis cut into gridDim.y
+// segments when the outputs alone are too few to fill the GPU: partials[segment * m + output].
+template <class RD>
+__global__ void reduce_axis_split_kernel(const typename RD::D* p, index_t m, int axis, index_t len,
+                                         Shape<kMaxRank> oshape, Shape<kMaxRank> strides, typename RD::acc* partials) {
+  const index_t segs = gridDim.y, seg = blockIdx.y;
+  const index_t lo = len * seg / segs, hi = len * (seg + 1) / segs;
+  for (index_t o = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < m;
+       o += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    const index_t in_off = offset_of(o, oshape.data(), strides.data());
+    auto acc = RD::identity();
+    for (index_t j = lo; j < hi; ++j) acc = RD::combine(acc, RD::load(p[in_off + j * strides[axis]], j));
+    partials[seg * m + o] = acc;
+  }
+}
+
+template <class RD>
+__global__ void reduce_axis_combine_kernel(const typename RD::acc* partials, index_t m, int segs,
+                                           Shape<kMaxRank> oshape, Shape<kMaxRank> ostrides,
+                                           dev_t<typename RD::R>* out) {
+  for (index_t o = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < m;
+       o += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    auto acc = RD::identity();
+    for (int sg = 0; sg < segs; ++sg) acc = RD::combine(acc, partials[sg * m + o]);
+    out[offset_of(o, oshape.data(), ostrides.data())] = convert<dev_t<typename RD::R>>(RD::finalize(acc));
+  }
+}
+
 template <class RD>
 __global__ void reduce_axis_kernel(const typename RD::D* p, index_t m, int axis, index_t len, Shape<kMaxRank> oshape,
                                    Shape<kMaxRank> strides, Shape<kMaxRank> ostrides, dev_t<typename RD::R>* out) {
@@ -232,10 +281,26 @@ void reduce_axis6(const Array6<T>& a, int axis, const Array6<reduce_result_t<T, 
     return;
   }
 #ifdef __CUDACC__
+  if (m == 0) return;
   DeviceGuard guard(a.device());
-  auto cs = static_cast<cudaStream_t>(Stream::default_for(a.device()).native());
-  const int blocks = static_cast<int>(std::max<index_t>(1, std::min<index_t>((m + 255) / 256, 65535)));
-  reduce_axis_kernel<RD><<<blocks, 256, 0, cs>>>(p, m, axis, len, out.shape(), a.strides(), out.strides(), o);
+  const Stream& s = Stream::default_for(a.device());
+  auto cs = static_cast<cudaStream_t>(s.native());
+  const index_t fill = static_cast<index_t>(multiprocessor_count(a.device().index())) * 2048;  // threads to fill it
+  auto grid = [](index_t threads) { return static_cast<unsigned>(std::max<index_t>(1, std::min<index_t>((threads + 255) / 256, 65535))); };
+  if (a.strides()[axis] == 1 && len >= 32) {  // contiguous axis: a warp per output
+    reduce_axis_warp_kernel<RD><<<grid(m * 32), kReduceThreads, 0, cs>>>(p, m, len, out.shape(), a.strides(),
+                                                                         out.strides(), o);
+  } else if (m < fill && len >= 64) {  // too few outputs: cut the axis too, then combine
+    const int segs = static_cast<int>(std::min<index_t>({(fill + m - 1) / m, len / 16, 1024}));
+    Buffer partials(sizeof(typename RD::acc) * static_cast<std::size_t>(m) * segs, s);
+    auto* part = static_cast<typename RD::acc*>(partials.data());
+    reduce_axis_split_kernel<RD><<<dim3(grid(m), segs), 256, 0, cs>>>(p, m, axis, len, out.shape(), a.strides(), part);
+    TESSERA_CHECK_CUDA(cudaGetLastError());
+    note_kernel_launch();
+    reduce_axis_combine_kernel<RD><<<grid(m), 256, 0, cs>>>(part, m, segs, out.shape(), out.strides(), o);
+  } else {
+    reduce_axis_kernel<RD><<<grid(m), 256, 0, cs>>>(p, m, axis, len, out.shape(), a.strides(), out.strides(), o);
+  }
   TESSERA_CHECK_CUDA(cudaGetLastError());
   note_kernel_launch();
 #else
