@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Tessera's bench_local beside CuPy (apps/bench/peers/cupy_local.py) on the same GPU, in one run:
-# triad, sum and copy at 2^28 elements, f32 and f64, GB/s and the ratio Tessera / CuPy.
+# triad, sum and copy at 2^28 elements (f32, f64, c64, c128), then axis sums, strided and
+# transposing copies and a cast (bench_local's "figure" lines), GB/s and the ratio Tessera / CuPy.
 #   apps/bench/compare_local.sh [BUILD_DIR]      (default: build)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -11,7 +12,7 @@ peer=$(python3 "$here/peers/cupy_local.py" --log2 "$log2")
 echo "$ours" | grep '^#' || true
 echo "$peer" | grep '^#' || true
 printf '%-16s %12s %12s %8s\n' figure tessera cupy ratio
-for t in f32 f64; do
+for t in f32 f64 c64 c128; do
   line=$(echo "$ours" | awk -v t="$t" '$2 == t')
   read -r triad sum copy <<< "$(echo "$line" | awk '{print $5, $7, $9}')"
   for op in triad sum copy; do
@@ -20,3 +21,9 @@ for t in f32 f64; do
     awk -v f="$op $t GB/s" -v a="$mine" -v b="$theirs" 'BEGIN { printf "%-16s %12.1f %12.1f %8.3f\n", f, a, b, a / b }' 
   done
 done
+echo "$ours" | awk '$1 == "figure" && $5 != "" {print $2, $3, $5}' | while read -r op t mine; do
+  theirs=$(echo "$peer" | awk -v op="$op" -v t="$t" '$1 == op && $2 == t {print $4}')
+  [[ -n $theirs ]] || continue
+  awk -v f="$op $t GB/s" -v a="$mine" -v b="$theirs" 'BEGIN { printf "%-24s %12.1f %12.1f %8.3f\n", f, a, b, a / b }'
+done
+echo "$ours" | grep WRONG && exit 1 || true
