@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# On the GPU node, from the repository root: configure and build a CUDA build of everything in
-# BUILD_DIR (default /tmp/b) with the carried dependencies (.deps, see README "Running on GPUs"),
-# and gfortran from .deps/gf when the node has none. Prints the build's last lines; the whole log
-# goes to $OUT/build.log when OUT is set. Source it (". apps/bench/gpu_build.sh") to keep the
-# environment it sets (LD_LIBRARY_PATH for the carried libraries).
+# On the GPU node, from the repository root: a CUDA build in BUILD_DIR (default /tmp/b) of
+# TARGETS, else of everything (. apps/bench/gpu_build.sh BUILD_DIR [TARGETS...]), with the carried
+# dependencies (.deps, see README "Running on GPUs") and gfortran from .deps/gf when the node has
+# none. Prints the build's last lines; the whole log goes to $OUT/build.log when OUT is set.
+# Source it (". apps/bench/gpu_build.sh") to keep the environment it sets (LD_LIBRARY_PATH for
+# the carried libraries).
 build=${1:-/tmp/b}
+targets=("${@:2}")
 log=${OUT:-/tmp}/build.log
 eval "$(bash .deps/use-deps.sh)"
 fortran=()
@@ -21,6 +23,6 @@ configure() {
 : > "$log"
 configure "${fortran[@]}" || { echo "gpu_build: configure with the carried gfortran failed; without Fortran"
   rm -rf "$build"; configure -DTESSERA_FORTRAN=OFF; }
-ninja -C "$build" -k 0 >> "$log" 2>&1
+ninja -C "$build" -k 0 "${targets[@]}" >> "$log" 2>&1
 echo "gpu_build: exit $? ($(grep -c 'FAILED:' "$log") failed targets)"
 grep -A3 'FAILED:' "$log" | head -30
