@@ -29,15 +29,23 @@ __global__ void eval_linear_kernel(D* out, E e, index_t n) {
   }
 }
 
-template <int R, class D, class E>
+// I: the index type of the multi-index arithmetic; 32-bit where the element count fits, since a
+// 64-bit division costs several times a 32-bit one and strided copies are bound by it.
+template <int R, class I, class D, class E>
 __global__ void eval_strided_kernel(D* out, Shape<R> shape, Shape<R> strides, E e, index_t n) {
+  I ext[R > 0 ? R : 1];
+#pragma unroll
+  for (int d = 0; d < R; ++d) ext[d] = static_cast<I>(shape[d]);
   for (index_t i = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
        i += static_cast<index_t>(gridDim.x) * blockDim.x) {
     index_t idx[R > 0 ? R : 1];
-    index_t rem = i, off = 0;
+    I rem = static_cast<I>(i);
+    index_t off = 0;
+#pragma unroll
     for (int d = R - 1; d >= 0; --d) {
-      idx[d] = rem % shape[d];
-      rem /= shape[d];
+      const I q = rem / ext[d];
+      idx[d] = static_cast<index_t>(rem - q * ext[d]);
+      rem = q;
       off += idx[d] * strides[d];
     }
     out[off] = convert<D>(e.template eval<false>(i, idx));
@@ -62,8 +70,12 @@ void eval_cuda(const Array<T, R>& dst, const E& b, bool linear) {
   } else {
     const index_t want = (n + threads - 1) / threads;
     const int blocks = static_cast<int>(std::min<index_t>(want, static_cast<index_t>(sms) * 16));
-    eval_strided_kernel<R><<<blocks, threads, 0, stream>>>(reinterpret_cast<D*>(dst.data()), dst.shape(),
-                                                           dst.strides(), b, n);
+    if (n < (index_t(1) << 31))
+      eval_strided_kernel<R, unsigned><<<blocks, threads, 0, stream>>>(reinterpret_cast<D*>(dst.data()), dst.shape(),
+                                                                       dst.strides(), b, n);
+    else
+      eval_strided_kernel<R, index_t><<<blocks, threads, 0, stream>>>(reinterpret_cast<D*>(dst.data()), dst.shape(),
+                                                                      dst.strides(), b, n);
   }
   TESSERA_CHECK_CUDA(cudaGetLastError());
   detail::note_kernel_launch();
