@@ -2,16 +2,15 @@
 // without auto-allocated work areas; each execution takes its work area from the stream-ordered
 // pool (or the caller), so concurrent executions on different streams never share scratch.
 #include <cuda_runtime_api.h>
-
-#include <algorithm>
-#include <cstdio>
-#include <string>
 #include <cufft.h>
 #include <cufftXt.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
 #include <mutex>
-#include <utility>
 #include <string>
+#include <utility>
 
 #include "../detail/fft_store_cuda.hpp"
 #include "tessera/local/settings.hpp"
@@ -73,6 +72,13 @@ cufftType cufft_type(const PlanDesc& d) {
 
 constexpr std::size_t work_alignment = 256;  // cuFFT wants aligned work areas, as cudaMalloc gives
 
+// Once cuFFT has refused a kind of store callback (cuFFT 13.0 here refuses them all, after
+// JIT-linking for a while), later plans of this process skip the attempt.
+std::atomic<bool>& callback_refused(const PlanDesc& d) {
+  static std::atomic<bool> refused[2][4];
+  return refused[d.store_spectral ? 1 : 0][(d.kind == Kind::c2r ? 2 : 0) + (d.precision == Precision::single ? 0 : 1)];
+}
+
 class CufftPlan final : public PlanBackend {
  public:
   explicit CufftPlan(const PlanDesc& d) : d_(d), type_(cufft_type(d)) {
@@ -84,8 +90,10 @@ class CufftPlan final : public PlanBackend {
     try {
       // A store multiply is a JIT-linked callback; should cuFFT refuse it (no nvJitLink, an old
       // driver), the plan works without and multiplies in a pass of its own after each transform.
-      callback_ = d.store_multiply && settings().fft_callbacks && fft_callbacks_fatbin_size > 0 &&
-                  make(true) == CUFFT_SUCCESS;
+      const bool try_callback = d.store_multiply && settings().fft_callbacks && fft_callbacks_fatbin_size > 0 &&
+                                !callback_refused(d).load();
+      callback_ = try_callback && make(true) == CUFFT_SUCCESS;
+      if (try_callback && !callback_) callback_refused(d).store(true);
       if (!callback_) TESSERA_CHECK_CUFFT(make(false));
       // Say once why the multiply runs as a pass of its own (it costs a read and a write).
       static bool said = false;
