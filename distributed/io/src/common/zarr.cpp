@@ -239,12 +239,22 @@ bool read_shard_part(const fs::path& p, const ShardSpec& s, const detail::ChunkT
     if (hit) wanted.push_back(k);
   }
   const detail::ChunkType it{s.inner, t.elem, t.swap_unit, t.fill};
+  const std::size_t inner_bytes = static_cast<std::size_t>(it.count()) * t.elem;
+  Vec host_hi(n0);
+  for (std::size_t a = 0; a < n0; ++a) host_hi[a] = host_lo[a] + host_ext[a];
   const std::string err = detail::parallel_for(wanted.size(), threads, [&](std::size_t w) {
     const std::size_t k = wanted[w];
     const Vec ilo = inner_lo(k);
     Vec ihi(n0);
-    for (std::size_t a = 0; a < n0; ++a) ihi[a] = ilo[a] + s.inner[a];
-    std::vector<char> buf(static_cast<std::size_t>(it.count()) * t.elem);
+    bool inside = true;  // the whole inner chunk is wanted
+    for (std::size_t a = 0; a < n0; ++a) ihi[a] = ilo[a] + s.inner[a], inside = inside && ilo[a] >= blo[a] && ihi[a] <= bhi[a];
+    // A raw inner chunk that is one run of the block: read straight into it.
+    if (inside && s.codecs.trivial() && index[2 * k] != ~std::uint64_t(0) && index[2 * k + 1] == inner_bytes &&
+        contiguous_in(ilo, s.inner, host_lo, host_hi)) {
+      pread_all(fd, host + offset_in(ilo, host_lo, host_hi) * static_cast<std::int64_t>(t.elem), inner_bytes, index[2 * k], p);
+      return;
+    }
+    std::vector<char> buf(inner_bytes);
     if (index[2 * k] == ~std::uint64_t(0)) {
       for (std::size_t b = 0; b < buf.size(); b += t.elem) std::memcpy(buf.data() + b, t.fill.data(), t.elem);
     } else {
@@ -258,25 +268,31 @@ bool read_shard_part(const fs::path& p, const ShardSpec& s, const detail::ChunkT
   return true;
 }
 
-// Writes to `p`.tmp and renames it to `p` (POSIX I/O: errors carry errno; durable fsyncs first).
-void write_file(const fs::path& p, const char* data, std::size_t n, bool durable) {
+// Writes the pieces one after the other to `p`.tmp and renames it to `p` (never half a file under
+// p; POSIX I/O: errors carry errno; durable fsyncs first).
+void write_file(const fs::path& p, const std::vector<std::string_view>& pieces, bool durable) {
   const fs::path tmp = p.string() + ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) sys_fail("cannot create", tmp);
-  for (std::size_t done = 0; done < n;) {
-    const ssize_t w = ::pwrite(fd, data + done, n - done, static_cast<off_t>(done));
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      const int e = errno;
-      ::close(fd), ::unlink(tmp.c_str());
-      errno = e;
-      sys_fail("cannot write", tmp);
+  std::size_t at = 0;
+  for (const auto piece : pieces)
+    for (std::size_t done = 0; done < piece.size();) {
+      const ssize_t w = ::pwrite(fd, piece.data() + done, piece.size() - done, static_cast<off_t>(at));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        const int e = errno;
+        ::close(fd), ::unlink(tmp.c_str());
+        errno = e;
+        sys_fail("cannot write", tmp);
+      }
+      done += static_cast<std::size_t>(w), at += static_cast<std::size_t>(w);
     }
-    done += static_cast<std::size_t>(w);
-  }
   if (durable && ::fsync(fd) != 0) ::close(fd), sys_fail("cannot fsync", tmp);
   if (::close(fd) != 0) sys_fail("cannot close", tmp);
   if (::rename(tmp.c_str(), p.c_str()) != 0) sys_fail("cannot rename to", p);
+}
+void write_file(const fs::path& p, const char* data, std::size_t n, bool durable) {
+  write_file(p, std::vector<std::string_view>{std::string_view(data, n)}, durable);
 }
 void write_text(const fs::path& p, const std::string& s, bool durable) { write_file(p, s.data(), s.size(), durable); }
 
@@ -465,10 +481,13 @@ void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk
     const Vec lo = grid.lo(idx), hi = grid.hi(idx), ext = extent(lo, hi);
     const bool whole = ext == m.chunks && pieces.empty() && s.canonical[me] && contains(s.lo[me], s.hi[me], lo) &&
                        intersect_hi(hi, s.hi[me]) == hi;
+    // A shard with nothing after it: written piece by piece, raw inner chunks straight from the data.
+    const bool by_pieces = m.codecs.shard && m.codecs.transpose.empty() && !m.codecs.big_endian && m.codecs.bytes.empty();
     if (whole && contiguous_in(lo, ext, s.lo[me], s.hi[me])) {
       // A chunk that is one run of this rank's block: encoded (or written raw) from the block.
       const char* run = static_cast<const char*>(s.host) + offset_in(lo, s.lo[me], s.hi[me]) * es;
       if (m.codecs.trivial()) return write_file(path, run, chunk_bytes, o.durable);
+      if (by_pieces) return write_file(path, detail::encode_shard_pieces(*m.codecs.shard, run, type, inner_threads).pieces, o.durable);
       const std::string out = encode_chunk(m.codecs, run, type, inner_threads);
       return write_file(path, out.data(), out.size(), o.durable);
     }
@@ -478,6 +497,7 @@ void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk
                   intersect_hi(hi, s.hi[me]), es);
     for (const Piece* p : pieces) copy_region(buf.data(), lo, m.chunks, p->data.data(), p->lo, extent(p->lo, p->hi), p->lo, p->hi, es);
     if (m.codecs.trivial()) return write_file(path, buf.data(), buf.size(), o.durable);
+    if (by_pieces) return write_file(path, detail::encode_shard_pieces(*m.codecs.shard, buf.data(), type, inner_threads).pieces, o.durable);
     const std::string out = encode_chunk(m.codecs, buf.data(), type, inner_threads);
     write_file(path, out.data(), out.size(), o.durable);
   };
@@ -576,8 +596,10 @@ void load_zarr_host(const std::string& dir, const ZarrShard& s) {
       // A chunk that is one run of this rank's block is read (raw) or decoded straight into it.
       char* dst = whole ? host + offset_in(lo, s.lo[me], s.hi[me]) * es : nullptr;
       if (whole && m.codecs.trivial() && read_exact(p, dst, chunk_bytes)) return;
-      if (m.codecs.shard && m.codecs.bytes.empty() && m.codecs.transpose.empty() && !whole) {
-        // Part of a shard: its index and the inner chunks this rank needs, nothing else.
+      if (m.codecs.shard && m.codecs.bytes.empty() && m.codecs.transpose.empty() &&
+          (!whole || m.codecs.shard->codecs.trivial())) {
+        // Part of a shard (or a shard of raw inner chunks): its index and the inner chunks this
+        // rank needs, nothing else, raw ones read straight into the block.
         try {
           if (read_shard_part(p, *m.codecs.shard, type, lo, blo, bhi, host, s.lo[me], my_ext, inner_threads)) return;
         } catch (const IoError& e) {

@@ -106,34 +106,54 @@ const char* inner_run(const char* data, const Vec& shard, const Vec& lo, const V
   return data + off * static_cast<std::int64_t>(es);
 }
 
+}  // namespace
+
 // The inner chunks are encoded (decoded) on `threads` threads, each with a single-threaded codec.
-std::string encode_shard(const ShardSpec& s, const char* data, const ChunkType& t, int threads) {
+ShardPieces encode_shard_pieces(const ShardSpec& s, const char* data, const ChunkType& t, int threads) {
   const InnerGrid grid(t.shape, s.inner);
   const ChunkType it{s.inner, t.elem, t.swap_unit, t.fill};
-  std::vector<std::string> parts(grid.n);
-  const std::string err = parallel_for(grid.n, threads, [&](std::size_t k) {
+  const std::size_t inner_bytes = static_cast<std::size_t>(it.count()) * t.elem;
+  const auto n = static_cast<std::size_t>(grid.n);
+  ShardPieces out;
+  out.owned.resize(n + 1);  // the inner chunks that needed encoding, then the index
+  std::vector<std::string_view> parts(n);
+  const std::string err = parallel_for(n, threads, [&](std::size_t k) {
     const Vec lo = grid.lo(static_cast<std::int64_t>(k), s.inner);
     const char* run = inner_run(data, t.shape, lo, s.inner, t.elem);
+    if (run && s.codecs.trivial()) {  // stored as it lies: a view, no copy
+      parts[k] = std::string_view(run, inner_bytes);
+      return;
+    }
     std::vector<char> inner;
     if (!run) {
       Vec hi(lo.size());
       for (std::size_t a = 0; a < lo.size(); ++a) hi[a] = lo[a] + s.inner[a];
-      inner.resize(static_cast<std::size_t>(it.count()) * t.elem);
+      inner.resize(inner_bytes);
       copy_region(inner.data(), lo, s.inner, data, Vec(lo.size(), 0), t.shape, lo, hi, t.elem);
     }
-    parts[k] = encode_chunk(s.codecs, run ? run : inner.data(), it, 1);
+    out.owned[k] = encode_chunk(s.codecs, run ? run : inner.data(), it, 1);
+    parts[k] = out.owned[k];
   });
   if (!err.empty()) throw IoError(err);
-  std::vector<std::uint64_t> index(2 * grid.n);
-  std::size_t at = s.index_at_end ? 0 : index_bytes(s, grid.n);
-  for (std::int64_t k = 0; k < grid.n; ++k) index[2 * k] = at, index[2 * k + 1] = parts[k].size(), at += parts[k].size();
+  std::vector<std::uint64_t> index(2 * n);
+  std::size_t at = s.index_at_end ? 0 : index_bytes(s, n);
+  for (std::size_t k = 0; k < n; ++k) index[2 * k] = at, index[2 * k + 1] = parts[k].size(), at += parts[k].size();
   std::string ix(reinterpret_cast<const char*>(index.data()), index.size() * 8);  // little-endian hosts
   for (const auto& c : s.index_codecs.bytes) ix = encode_bytes(c, ix, 8, 1);
+  out.owned[n] = std::move(ix);
+  if (!s.index_at_end) out.pieces.push_back(out.owned[n]);
+  out.pieces.insert(out.pieces.end(), parts.begin(), parts.end());
+  if (s.index_at_end) out.pieces.push_back(out.owned[n]);
+  return out;
+}
+
+namespace {
+
+std::string encode_shard(const ShardSpec& s, const char* data, const ChunkType& t, int threads) {
+  const ShardPieces p = encode_shard_pieces(s, data, t, threads);
   std::string out;
-  out.reserve(at + ix.size());
-  if (!s.index_at_end) out += ix;
-  for (const auto& p : parts) out += p;
-  if (s.index_at_end) out += ix;
+  out.reserve(p.size());
+  for (const auto& v : p.pieces) out += v;
   return out;
 }
 

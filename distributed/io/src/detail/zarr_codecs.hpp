@@ -28,6 +28,27 @@ struct ChunkType {
   }
 };
 
+// A shard encoded as pieces to write one after the other (its index first or last). An inner
+// chunk that is one contiguous run of the shard and that its codecs leave as it is (raw) is a
+// view of the shard's data, not a copy; the rest lives in `owned` (moves keep the views valid).
+struct ShardPieces {
+  std::vector<std::string> owned;
+  std::vector<std::string_view> pieces;
+  ShardPieces() = default;
+  ShardPieces(ShardPieces&&) = default;
+  ShardPieces& operator=(ShardPieces&&) = default;
+  ShardPieces(const ShardPieces&) = delete;
+  ShardPieces& operator=(const ShardPieces&) = delete;
+  std::size_t size() const {
+    std::size_t n = 0;
+    for (auto v : pieces) n += v.size();
+    return n;
+  }
+};
+// The sharding_indexed codec alone (the shard's data in C order, native byte order, of shape
+// t.shape); what encode_chunk does for a shard with no transpose and no bytes codecs after it.
+ShardPieces encode_shard_pieces(const ShardSpec& s, const char* data, const ChunkType& t, int threads);
+
 // Encodes the chunk at `chunk` by `c`; blosc may use `threads` threads.
 std::string encode_chunk(const ChunkCodecs& c, const char* chunk, const ChunkType& t, int threads);
 // Decodes a chunk file's bytes `in` into `out` (t.count() * t.elem bytes).
