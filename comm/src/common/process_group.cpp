@@ -127,6 +127,10 @@ ProcessGroup ProcessGroup::nccl_policy(CtaPolicy p) const {
   return g;
 }
 
+bool ProcessGroup::has_symmetric_windows(const Device& d) const {
+  return !d.is_host() && device_transport(d) == DeviceTransport::nccl && detail::nccl_symmetric_windows();
+}
+
 std::shared_ptr<void> ProcessGroup::symmetric_buffer(std::size_t bytes, const Device& d) const {
   if (d.is_host() || device_transport(d) != DeviceTransport::nccl)
     throw BackendUnavailable("ProcessGroup::symmetric_buffer(" + std::to_string(bytes) + " bytes) on " + d.str() +

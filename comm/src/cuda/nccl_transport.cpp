@@ -230,6 +230,8 @@ void nccl_all_to_all(State& st, const Call& c, const void* send, void* recv, con
 #endif
 }
 
+bool nccl_symmetric_windows() { return NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0); }
+
 std::shared_ptr<void> nccl_symmetric_buffer(const std::shared_ptr<State>& st, std::size_t bytes, const Device& d) {
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
   ncclComm_t comm = comm_for(*st, d);

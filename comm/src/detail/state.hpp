@@ -120,6 +120,8 @@ void nccl_reduce_scatter(ProcessGroup::State& st, const Call& c, const void* sen
                          const Stream& s);
 // ncclAlltoAll (NCCL >= 2.28; grouped send/recv before).
 void nccl_all_to_all(ProcessGroup::State& st, const Call& c, const void* send, void* recv, const Stream& s);
+// Whether this build's NCCL registers symmetric windows (>= 2.27).
+bool nccl_symmetric_windows();
 // ProcessGroup::symmetric_buffer on a group whose device transport is NCCL.
 std::shared_ptr<void> nccl_symmetric_buffer(const std::shared_ptr<ProcessGroup::State>& st, std::size_t bytes,
                                             const Device& d);

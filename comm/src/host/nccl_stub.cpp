@@ -19,6 +19,7 @@ void nccl_transfers(State&, const Call&, const std::vector<Transfer>&, const Str
   no_nccl();
 }
 void nccl_all_to_all(State&, const Call&, const void*, void*, const Stream&) { no_nccl(); }
+bool nccl_symmetric_windows() { return false; }
 std::shared_ptr<void> nccl_symmetric_buffer(const std::shared_ptr<State>&, std::size_t, const Device&) { no_nccl(); }
 void nccl_prepare(State&, const Device&) {}
 void nccl_group_end() {}

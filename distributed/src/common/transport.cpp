@@ -132,7 +132,8 @@ Transport automatic_transport(const comm::ProcessGroup& g, Device d, std::size_t
   if (g.device_transport(d) != comm::DeviceTransport::nccl) return Transport::nccl;  // ranks share a GPU
   const auto p = static_cast<std::size_t>(g.size());
   if (global_bytes / (p * p) < auto_min_pair_bytes) return Transport::nccl;
-  return p == 2 ? Transport::ipc : Transport::nccl_window;
+  if (p == 2) return Transport::ipc;
+  return g.has_symmetric_windows(d) ? Transport::nccl_window : Transport::nccl;
 }
 
 ExchangeTransport& exchange_transport(const comm::ProcessGroup& g, Device d, Transport t) {
@@ -150,8 +151,8 @@ ExchangeTransport& exchange_transport(const comm::ProcessGroup& g, Device d, Tra
       made = make_ipc_transport(g, d);
       if (!made) made = std::make_unique<GroupTransport>(g, d);  // several nodes: the group's own
       break;
-    case Transport::nccl_window:  // where the group cannot use NCCL (ranks share a GPU): its own
-      if (g.device_transport(d) == comm::DeviceTransport::nccl) made = std::make_unique<NcclWindowTransport>(g, d);
+    case Transport::nccl_window:  // where the group cannot use NCCL windows (ranks share a GPU, NCCL < 2.27): its own
+      if (g.has_symmetric_windows(d)) made = std::make_unique<NcclWindowTransport>(g, d);
       else made = std::make_unique<GroupTransport>(g, d);
       break;
     default: made = std::make_unique<GroupTransport>(g, d); break;

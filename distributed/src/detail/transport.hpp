@@ -67,7 +67,7 @@ ExchangeTransport& exchange_transport(const comm::ProcessGroup& g, Device d, Tra
 // What `auto` runs for an exchange that moves `global_bytes` in all (the same on every rank), by
 // the multi-GPU measurements (README, "Exchange transports"): ranks with a GPU each on one node
 // move large exchanges (at least auto_min_pair_bytes per pair of ranks) by ipc on 2 ranks and by
-// nccl-window on more; everything else goes through the group's own transport.
+// nccl-window on more (NCCL >= 2.27); everything else goes through the group's own transport.
 inline constexpr std::size_t auto_min_pair_bytes = std::size_t{1} << 20;
 Transport automatic_transport(const comm::ProcessGroup& g, Device d, std::size_t global_bytes);
 
