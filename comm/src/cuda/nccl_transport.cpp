@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -120,23 +121,17 @@ void enqueue(State& st, const Call& c, const Stream& s, F&& f, std::shared_ptr<v
   ncclComm_t comm = comm_for(st, d);
   auto stream = static_cast<cudaStream_t>(s.native());
   DeviceGuard guard(d);
-  if (group_depth() > 0) {
-    if (!group_open) {
-      TESSERA_CHECK_NCCL(ncclGroupStart());
-      group_open = true;
-    }
-    {
-      const InFlightNote note(st, c, "NCCL launch of ");
-      f(comm, stream);
-    }
-    deferred.push_back({&st, d.index(), stream, c, std::move(keep)});
-    return;
+  const bool in_group = group_depth() > 0;
+  if (in_group && !group_open) {
+    TESSERA_CHECK_NCCL(ncclGroupStart());
+    group_open = true;
   }
   {
     const InFlightNote note(st, c, "NCCL launch of ");  // a dead peer can hold its connection set-up
     f(comm, stream);
   }
-  watchdog_follow(st, d.index(), stream, c);
+  if (in_group) deferred.push_back({&st, d.index(), stream, c, std::move(keep)});
+  else watchdog_follow(st, d.index(), stream, c);
 }
 
 }  // namespace
@@ -282,10 +277,9 @@ void nccl_group_end() {
   group_open = false;
   auto work = std::move(deferred);
   deferred.clear();
-  if (work.empty()) {
-    TESSERA_CHECK_NCCL(ncclGroupEnd());
-  } else {
-    const InFlightNote note(*work.back().st, work.back().call, "NCCL group launch ending with ");
+  {
+    std::optional<InFlightNote> note;
+    if (!work.empty()) note.emplace(*work.back().st, work.back().call, "NCCL group launch ending with ");
     TESSERA_CHECK_NCCL(ncclGroupEnd());
   }
   for (const auto& w : work) watchdog_follow(*w.st, w.device, w.stream, w.call);
