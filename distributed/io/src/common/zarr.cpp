@@ -472,6 +472,16 @@ void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk
   const std::size_t chunk_bytes = static_cast<std::size_t>(type.count()) * es;
   const Vec my_ext = extent(s.lo[me], s.hi[me]);
   std::mutex dirs_mutex;
+  // A shard with nothing after it is written piece by piece, raw inner chunks straight from the data.
+  const bool by_pieces = m.codecs.shard && m.codecs.transpose.empty() && !m.codecs.big_endian && m.codecs.bytes.empty();
+  // The chunk at `data` (chunk_bytes, C order) encoded and written to `path`.
+  const auto encode_to = [&](const fs::path& path, const char* data) {
+    if (m.codecs.trivial()) return write_file(path, data, chunk_bytes, o.durable);
+    if (by_pieces)
+      return write_file(path, detail::encode_shard_pieces(*m.codecs.shard, data, type, inner_threads).pieces, o.durable);
+    const std::string out = encode_chunk(m.codecs, data, type, inner_threads);
+    write_file(path, out.data(), out.size(), o.durable);
+  };
   const auto write_chunk = [&](const Vec& idx, const std::vector<const Piece*>& pieces) {
     const fs::path path = fs::path(dir) / chunk_key(m, idx);
     if (m.separator == '/' && path.has_parent_path()) {
@@ -481,25 +491,14 @@ void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk
     const Vec lo = grid.lo(idx), hi = grid.hi(idx), ext = extent(lo, hi);
     const bool whole = ext == m.chunks && pieces.empty() && s.canonical[me] && contains(s.lo[me], s.hi[me], lo) &&
                        intersect_hi(hi, s.hi[me]) == hi;
-    // A shard with nothing after it: written piece by piece, raw inner chunks straight from the data.
-    const bool by_pieces = m.codecs.shard && m.codecs.transpose.empty() && !m.codecs.big_endian && m.codecs.bytes.empty();
-    if (whole && contiguous_in(lo, ext, s.lo[me], s.hi[me])) {
-      // A chunk that is one run of this rank's block: encoded (or written raw) from the block.
-      const char* run = static_cast<const char*>(s.host) + offset_in(lo, s.lo[me], s.hi[me]) * es;
-      if (m.codecs.trivial()) return write_file(path, run, chunk_bytes, o.durable);
-      if (by_pieces) return write_file(path, detail::encode_shard_pieces(*m.codecs.shard, run, type, inner_threads).pieces, o.durable);
-      const std::string out = encode_chunk(m.codecs, run, type, inner_threads);
-      return write_file(path, out.data(), out.size(), o.durable);
-    }
+    if (whole && contiguous_in(lo, ext, s.lo[me], s.hi[me]))  // one run of this rank's block: from the block
+      return encode_to(path, static_cast<const char*>(s.host) + offset_in(lo, s.lo[me], s.hi[me]) * es);
     std::vector<char> buf(chunk_bytes, 0);  // the edges keep the fill value 0
     if (s.canonical[me])
       copy_region(buf.data(), lo, m.chunks, static_cast<const char*>(s.host), s.lo[me], my_ext, intersect_lo(lo, s.lo[me]),
                   intersect_hi(hi, s.hi[me]), es);
     for (const Piece* p : pieces) copy_region(buf.data(), lo, m.chunks, p->data.data(), p->lo, extent(p->lo, p->hi), p->lo, p->hi, es);
-    if (m.codecs.trivial()) return write_file(path, buf.data(), buf.size(), o.durable);
-    if (by_pieces) return write_file(path, detail::encode_shard_pieces(*m.codecs.shard, buf.data(), type, inner_threads).pieces, o.durable);
-    const std::string out = encode_chunk(m.codecs, buf.data(), type, inner_threads);
-    write_file(path, out.data(), out.size(), o.durable);
+    encode_to(path, buf.data());
   };
 
   // Staging: rows [0, staged) of the block are in `s.host`; early workers wait for their rows.
