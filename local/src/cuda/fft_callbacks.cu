@@ -4,6 +4,9 @@
 // is made. The scale and the spectral factor are applied as cuFFT writes its output: no pass.
 // Two kinds: tessera_store_* (scale and spectral factor) and the lighter tessera_scale_*: cuFFT
 // inlines the callback into its kernels and refuses one that costs its kernel too many resources.
+// C++ linkage, on purpose: cuFFT declares the callback by the name it is given with its own
+// signature, so it looks for the C++-mangled symbol; an extern "C" one is not found and planning
+// fails with CUFFT_INTERNAL_ERROR.
 #include <cufftXt.h>
 
 #include "../detail/fft_store.hpp"
@@ -11,41 +14,41 @@
 using tessera::local::fft::detail::StoreParams;
 using tessera::local::fft::detail::store_factor;
 
-extern "C" __device__ void tessera_store_c(void* out, unsigned long long off, cufftComplex e, void* info, void*) {
+__device__ void tessera_store_c(void* out, unsigned long long off, cufftComplex e, void* info, void*) {
   const float f = static_cast<float>(store_factor(*static_cast<const StoreParams*>(info), off));
   static_cast<cufftComplex*>(out)[off] = make_cuComplex(e.x * f, e.y * f);
 }
 
-extern "C" __device__ void tessera_store_z(void* out, unsigned long long off, cufftDoubleComplex e, void* info,
+__device__ void tessera_store_z(void* out, unsigned long long off, cufftDoubleComplex e, void* info,
                                            void*) {
   const double f = store_factor(*static_cast<const StoreParams*>(info), off);
   static_cast<cufftDoubleComplex*>(out)[off] = make_cuDoubleComplex(e.x * f, e.y * f);
 }
 
-extern "C" __device__ void tessera_store_r(void* out, unsigned long long off, cufftReal e, void* info, void*) {
+__device__ void tessera_store_r(void* out, unsigned long long off, cufftReal e, void* info, void*) {
   static_cast<cufftReal*>(out)[off] = e * static_cast<float>(store_factor(*static_cast<const StoreParams*>(info), off));
 }
 
-extern "C" __device__ void tessera_store_d(void* out, unsigned long long off, cufftDoubleReal e, void* info, void*) {
+__device__ void tessera_store_d(void* out, unsigned long long off, cufftDoubleReal e, void* info, void*) {
   static_cast<cufftDoubleReal*>(out)[off] = e * store_factor(*static_cast<const StoreParams*>(info), off);
 }
 
 // Scale only (PlanDesc::store_spectral false): the factor is the first field of the parameters.
-extern "C" __device__ void tessera_scale_c(void* out, unsigned long long off, cufftComplex e, void* info, void*) {
+__device__ void tessera_scale_c(void* out, unsigned long long off, cufftComplex e, void* info, void*) {
   const float f = static_cast<float>(static_cast<const StoreParams*>(info)->scale);
   static_cast<cufftComplex*>(out)[off] = make_cuComplex(e.x * f, e.y * f);
 }
 
-extern "C" __device__ void tessera_scale_z(void* out, unsigned long long off, cufftDoubleComplex e, void* info,
+__device__ void tessera_scale_z(void* out, unsigned long long off, cufftDoubleComplex e, void* info,
                                            void*) {
   const double f = static_cast<const StoreParams*>(info)->scale;
   static_cast<cufftDoubleComplex*>(out)[off] = make_cuDoubleComplex(e.x * f, e.y * f);
 }
 
-extern "C" __device__ void tessera_scale_r(void* out, unsigned long long off, cufftReal e, void* info, void*) {
+__device__ void tessera_scale_r(void* out, unsigned long long off, cufftReal e, void* info, void*) {
   static_cast<cufftReal*>(out)[off] = e * static_cast<float>(static_cast<const StoreParams*>(info)->scale);
 }
 
-extern "C" __device__ void tessera_scale_d(void* out, unsigned long long off, cufftDoubleReal e, void* info, void*) {
+__device__ void tessera_scale_d(void* out, unsigned long long off, cufftDoubleReal e, void* info, void*) {
   static_cast<cufftDoubleReal*>(out)[off] = e * static_cast<const StoreParams*>(info)->scale;
 }

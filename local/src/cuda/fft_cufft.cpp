@@ -72,8 +72,8 @@ cufftType cufft_type(const PlanDesc& d) {
 
 constexpr std::size_t work_alignment = 256;  // cuFFT wants aligned work areas, as cudaMalloc gives
 
-// Once cuFFT has refused a kind of store callback (cuFFT 13.0 here refuses them all, after
-// JIT-linking for a while), later plans of this process skip the attempt.
+// Once cuFFT has refused a kind of store callback (JIT linking takes a while before it fails),
+// later plans of this process skip the attempt.
 std::atomic<bool>& callback_refused(const PlanDesc& d) {
   static std::atomic<bool> refused[2][4];
   return refused[d.store_spectral ? 1 : 0][(d.kind == Kind::c2r ? 2 : 0) + (d.precision == Precision::single ? 0 : 1)];
