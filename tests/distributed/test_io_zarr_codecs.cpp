@@ -149,6 +149,32 @@ TYPED_TEST(IoZarrCodecs, StagedRowByRow) {
   io::detail::set_zarr_stage_bytes(saved);
 }
 
+// Every codec path with all its buffers from the byte pool (codec outputs, chunk files read,
+// shards and their pieces): a pool too small to keep much (buffers freed as they return), then
+// one that keeps them (buffers handed out again, their old bytes still in them).
+TYPED_TEST(IoZarrCodecs, ThroughTheBytePool) {
+  auto world = ProcessGroup::world();
+  const auto d = this->device();
+  TempDir tmp;
+  auto& pool = io::detail::BytePool::get();
+  const auto saved = pool.bounds();
+  auto save = Layout<3>::block(ProcessGrid::balanced(world, 2), {10, 6, 3});
+  Layout<3> load(ProcessGrid(world), {10, 6, 3}, {-1, 0, -1});
+  for (std::size_t keep : {std::size_t(256), std::size_t(64) << 20}) {
+    pool.set_bounds({keep, 1});
+    for (const auto& [name, c] : every_codec()) {
+      ZarrWriteOptions o{c};
+      round_trip<double, 3>(tmp, name + "_v2", save, load, d, {3, 4, 3}, o);
+      o.format = 3, o.fortran_order = true, o.big_endian = true;
+      round_trip<float, 3>(tmp, name + "_FBE", save, load, d, {4, 3, 2}, o);
+      o.fortran_order = o.big_endian = false, o.shard = {6, 6, 3};
+      round_trip<std::int64_t, 3>(tmp, name + "_shard", save, load, d, {2, 2, 3}, o);
+    }
+    if (keep > 256) EXPECT_GT(pool.kept(), 0u);  // the library's pool is this one
+  }
+  pool.set_bounds(saved);
+}
+
 // A v2 store overwritten as v3 (and back) reads as the last one written.
 TYPED_TEST(IoZarrCodecs, FormatChangeInPlace) {
   auto world = ProcessGroup::world();
@@ -239,6 +265,43 @@ TEST(IoZarr3Parser, ValidAndRejected) {
       EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
     }
   }
+}
+
+TEST(IoZarrCodecsUnit, BytePoolReusesWithinBounds) {
+  using io::detail::PooledBytes;
+  auto& pool = io::detail::BytePool::get();
+  const auto saved = pool.bounds();
+  const std::size_t mib = std::size_t(1) << 20;
+  pool.set_bounds({64 * mib, mib});
+  pool.trim(0);
+  const char* first = nullptr;
+  {
+    PooledBytes a(3 * mib);
+    first = a.data();
+    PooledBytes b(std::move(a));  // moves keep the bytes where they are
+    EXPECT_EQ(b.data(), first);
+    EXPECT_EQ(a.data(), nullptr);
+    EXPECT_EQ(b.size(), 3 * mib);
+    b.shrink(10);
+    EXPECT_EQ(b.view().size(), 10u);
+  }
+  EXPECT_EQ(pool.kept(), 3 * mib);
+  {
+    PooledBytes a(3 * mib - 100);  // a little smaller: the same buffer
+    EXPECT_EQ(a.data(), first);
+    EXPECT_EQ(pool.kept(), 0u);
+  }
+  {
+    PooledBytes small(mib);  // not the 3 MiB one (over twice as large)
+    EXPECT_NE(small.data(), first);
+    PooledBytes tiny(100);  // under `min`: never kept
+  }
+  EXPECT_EQ(pool.kept(), 3 * mib + mib);
+  pool.set_bounds({2 * mib, mib});  // the oldest (3 MiB) goes first
+  EXPECT_EQ(pool.kept(), mib);
+  { PooledBytes a(8 * mib); }  // larger than the bound: freed, and the rest with it
+  EXPECT_EQ(pool.kept(), 0u);
+  pool.set_bounds(saved);
 }
 
 TEST(IoZarrCodecsUnit, Crc32cKnownValue) {

@@ -145,51 +145,29 @@ int chunk_owner(const detail::ZarrShard& s, const Vec& first) {
   throw IoError(what + " " + p.string() + " (" + std::strerror(errno) + ")");
 }
 
-// The whole file at `p`, or false if it does not exist.
-bool read_file(const fs::path& p, std::string& out) {
+using detail::PooledBytes;
+
+// Closes a file descriptor when it leaves scope.
+struct Fd {
+  int fd;
+  ~Fd() { ::close(fd); }
+};
+
+// Opens `p` to read and gives its size; -1 if the file does not exist.
+int open_read(const fs::path& p, std::size_t& size) {
   const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENOENT) return false;
+    if (errno == ENOENT) return -1;
     sys_fail("cannot open", p);
   }
   struct stat st;
-  if (::fstat(fd, &st) != 0) ::close(fd), sys_fail("cannot stat", p);
-  out.resize(static_cast<std::size_t>(st.st_size));
-  std::size_t done = 0;
-  while (done < out.size()) {
-    const ssize_t r = ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(done));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) ::close(fd), sys_fail("cannot read", p);
-    done += static_cast<std::size_t>(r);
+  if (::fstat(fd, &st) != 0) {
+    const int e = errno;
+    ::close(fd), errno = e;
+    sys_fail("cannot stat", p);
   }
-  ::close(fd);
-  return true;
-}
-std::string read_text(const fs::path& p) {
-  std::string s;
-  if (!read_file(p, s)) throw IoError("cannot open " + p.string() + " (no such file)");
-  return s;
-}
-// Reads exactly n bytes of `p` into dst; false if the file does not exist.
-bool read_exact(const fs::path& p, char* dst, std::size_t n) {
-  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return false;
-    sys_fail("cannot open", p);
-  }
-  struct stat st;
-  if (::fstat(fd, &st) != 0) ::close(fd), sys_fail("cannot stat", p);
-  if (static_cast<std::size_t>(st.st_size) != n)
-    ::close(fd), throw IoError("chunk of " + std::to_string(st.st_size) + " bytes, " + std::to_string(n) +
-                               " expected (truncated chunk): " + p.string());
-  for (std::size_t done = 0; done < n;) {
-    const ssize_t r = ::pread(fd, dst + done, n - done, static_cast<off_t>(done));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) ::close(fd), sys_fail("cannot read", p);
-    done += static_cast<std::size_t>(r);
-  }
-  ::close(fd);
-  return true;
+  size = static_cast<std::size_t>(st.st_size);
+  return fd;
 }
 
 // Reads `n` bytes at `off` of an open file.
@@ -202,22 +180,38 @@ void pread_all(int fd, char* dst, std::size_t n, std::uint64_t off, const fs::pa
   }
 }
 
+// The whole file at `p` (in a pooled buffer: chunk files are read again and again), or false if
+// it does not exist.
+bool read_file(const fs::path& p, PooledBytes& out) {
+  std::size_t n = 0;
+  const int fd = open_read(p, n);
+  if (fd < 0) return false;
+  const Fd closer{fd};
+  out = PooledBytes(n);
+  pread_all(fd, out.data(), n, 0, p);
+  return true;
+}
+// Reads exactly n bytes of `p` into dst; false if the file does not exist.
+bool read_exact(const fs::path& p, char* dst, std::size_t n) {
+  std::size_t size = 0;
+  const int fd = open_read(p, size);
+  if (fd < 0) return false;
+  const Fd closer{fd};
+  if (size != n)
+    throw IoError("chunk of " + std::to_string(size) + " bytes, " + std::to_string(n) + " expected (truncated chunk): " + p.string());
+  pread_all(fd, dst, n, 0, p);
+  return true;
+}
+
 // The part [blo, bhi) (global indices) of the shard at `lo` (file `p`): its index, then only the
 // inner chunks overlapping that part, decoded on `threads` threads. False if the file is missing.
 bool read_shard_part(const fs::path& p, const ShardSpec& s, const detail::ChunkType& t, const Vec& lo, const Vec& blo,
                      const Vec& bhi, char* host, const Vec& host_lo, const Vec& host_ext, int threads) {
-  const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return false;
-    sys_fail("cannot open", p);
-  }
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st;
-  if (::fstat(fd, &st) != 0) sys_fail("cannot stat", p);
-  const std::size_t size = static_cast<std::size_t>(st.st_size), n0 = t.shape.size();
+  std::size_t size = 0;
+  const int fd = open_read(p, size);
+  if (fd < 0) return false;
+  const Fd closer{fd};
+  const std::size_t n0 = t.shape.size();
   Vec count(n0);
   std::size_t n = 1;
   for (std::size_t a = 0; a < n0; ++a) count[a] = t.shape[a] / s.inner[a], n *= static_cast<std::size_t>(count[a]);
@@ -254,13 +248,13 @@ bool read_shard_part(const fs::path& p, const ShardSpec& s, const detail::ChunkT
       pread_all(fd, host + offset_in(ilo, host_lo, host_hi) * static_cast<std::int64_t>(t.elem), inner_bytes, index[2 * k], p);
       return;
     }
-    std::vector<char> buf(inner_bytes);
+    PooledBytes buf(inner_bytes);
     if (index[2 * k] == ~std::uint64_t(0)) {
       for (std::size_t b = 0; b < buf.size(); b += t.elem) std::memcpy(buf.data() + b, t.fill.data(), t.elem);
     } else {
-      std::string bytes(index[2 * k + 1], '\0');
+      PooledBytes bytes(index[2 * k + 1]);
       pread_all(fd, bytes.data(), bytes.size(), index[2 * k], p);
-      detail::decode_chunk(s.codecs, bytes, buf.data(), it, 1);
+      detail::decode_chunk(s.codecs, bytes.view(), buf.data(), it, 1);
     }
     copy_region(host, host_lo, host_ext, buf.data(), ilo, s.inner, intersect_lo(ilo, blo), intersect_hi(ihi, bhi), t.elem);
   });
@@ -436,7 +430,7 @@ void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk
   const int me = g.rank();
   struct Piece {
     Vec idx, lo, hi;
-    std::vector<char> data;
+    PooledBytes data;
   };
   std::vector<Piece> sends, recvs;
   std::vector<int> send_to, recv_from;
@@ -456,7 +450,7 @@ void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk
       Piece p{idx, intersect_lo(grid.lo(idx), s.lo[r]), intersect_hi(grid.hi(idx), s.hi[r]), {}};
       const auto sz = product(extent(p.lo, p.hi));
       if (sz == 0) continue;
-      p.data.resize(sz * es);
+      p.data = PooledBytes(static_cast<std::size_t>(sz) * es);
       recv_from.push_back(r);
       recvs.push_back(std::move(p));
     }
@@ -476,11 +470,10 @@ void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk
   const bool by_pieces = m.codecs.shard && m.codecs.transpose.empty() && !m.codecs.big_endian && m.codecs.bytes.empty();
   // The chunk at `data` (chunk_bytes, C order) encoded and written to `path`.
   const auto encode_to = [&](const fs::path& path, const char* data) {
-    if (m.codecs.trivial()) return write_file(path, data, chunk_bytes, o.durable);
     if (by_pieces)
       return write_file(path, detail::encode_shard_pieces(*m.codecs.shard, data, type, inner_threads).pieces, o.durable);
-    const std::string out = encode_chunk(m.codecs, data, type, inner_threads);
-    write_file(path, out.data(), out.size(), o.durable);
+    const auto e = encode_chunk(m.codecs, data, type, inner_threads);  // raw: `data` itself
+    write_file(path, e.bytes.data(), e.bytes.size(), o.durable);
   };
   const auto write_chunk = [&](const Vec& idx, const std::vector<const Piece*>& pieces) {
     const fs::path path = fs::path(dir) / chunk_key(m, idx);
@@ -493,7 +486,8 @@ void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk
                        intersect_hi(hi, s.hi[me]) == hi;
     if (whole && contiguous_in(lo, ext, s.lo[me], s.hi[me]))  // one run of this rank's block: from the block
       return encode_to(path, static_cast<const char*>(s.host) + offset_in(lo, s.lo[me], s.hi[me]) * es);
-    std::vector<char> buf(chunk_bytes, 0);  // the edges keep the fill value 0
+    PooledBytes buf(chunk_bytes);
+    std::memset(buf.data(), 0, chunk_bytes);  // the edges keep the fill value 0
     if (s.canonical[me])
       copy_region(buf.data(), lo, m.chunks, static_cast<const char*>(s.host), s.lo[me], my_ext, intersect_lo(lo, s.lo[me]),
                   intersect_hi(hi, s.hi[me]), es);
@@ -543,11 +537,14 @@ void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk
     parallel_for(sends.size(), threads, [&](std::size_t i) {
       Piece& p = sends[i];
       const Vec ext = extent(p.lo, p.hi);
-      p.data.resize(product(ext) * es);
+      p.data = PooledBytes(static_cast<std::size_t>(product(ext)) * es);
       copy_region(p.data.data(), p.lo, ext, static_cast<const char*>(s.host), s.lo[me], my_ext, p.lo, p.hi, es);
     });
   else
-    for (auto& p : sends) p.data.resize(product(extent(p.lo, p.hi)) * es);  // sent anyway: the receivers wait for them
+    for (auto& p : sends) {  // sent anyway (zeros): the receivers wait for them
+      p.data = PooledBytes(static_cast<std::size_t>(product(extent(p.lo, p.hi))) * es);
+      if (p.data.size() > 0) std::memset(p.data.data(), 0, p.data.size());
+    }
   {
     comm::Group group;
     for (std::size_t i = 0; i < sends.size(); ++i) g.send(sends[i].data.data(), sends[i].data.size() / es, s.dtype, send_to[i], host_stream());
@@ -567,10 +564,10 @@ void load_zarr_host(const std::string& dir, const ZarrShard& s) {
   const std::string where = "load_zarr: " + dir + ": ";
   try {
     const fs::path d(dir);
-    std::string text;
+    PooledBytes text;
     ZarrayMeta m;
-    if (read_file(d / "zarr.json", text)) m = parse_zarr_json(text);
-    else if (read_file(d / ".zarray", text)) m = parse_zarray(text);
+    if (read_file(d / "zarr.json", text)) m = parse_zarr_json(text.view());
+    else if (read_file(d / ".zarray", text)) m = parse_zarray(text.view());
     else throw IoError("cannot open .zarray or zarr.json (not a Zarr array)");
     if (m.dtype != zarr_dtype(s.dtype)) throw IoError("dtype " + m.dtype + " in the store, " + zarr_dtype(s.dtype) + " requested");
     if (m.shape != s.global) throw IoError("shape " + vec_str(m.shape) + " in the store, " + vec_str(s.global) + " in the layout");
@@ -606,12 +603,11 @@ void load_zarr_host(const std::string& dir, const ZarrShard& s) {
         }
         if (s.require_chunks) throw IoError("chunk " + name + " is missing");
       }
-      std::vector<char> buf(whole ? 0 : chunk_bytes);
+      PooledBytes buf(whole ? 0 : chunk_bytes), bytes;
       char* out = whole ? dst : buf.data();
-      std::string bytes;
       if (read_file(p, bytes)) {
         try {
-          decode_chunk(m.codecs, bytes, out, type, inner_threads);
+          decode_chunk(m.codecs, bytes.view(), out, type, inner_threads);
         } catch (const IoError& e) {
           throw IoError("chunk " + name + ": " + e.message());
         }

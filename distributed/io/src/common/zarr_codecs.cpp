@@ -124,36 +124,39 @@ ShardPieces encode_shard_pieces(const ShardSpec& s, const char* data, const Chun
       parts[k] = std::string_view(run, inner_bytes);
       return;
     }
-    std::vector<char> inner;
+    PooledBytes inner;
     if (!run) {
       Vec hi(lo.size());
       for (std::size_t a = 0; a < lo.size(); ++a) hi[a] = lo[a] + s.inner[a];
-      inner.resize(inner_bytes);
+      inner = PooledBytes(inner_bytes);
       copy_region(inner.data(), lo, s.inner, data, Vec(lo.size(), 0), t.shape, lo, hi, t.elem);
     }
-    out.owned[k] = encode_chunk(s.codecs, run ? run : inner.data(), it, 1);
-    parts[k] = out.owned[k];
+    Encoded e = encode_chunk(s.codecs, run ? run : inner.data(), it, 1);
+    parts[k] = e.bytes;  // a view of e.buf, of `inner` or of the shard's data: kept, whichever it is
+    out.owned[k] = e.bytes.data() == e.buf.data() ? std::move(e.buf) : std::move(inner);
   });
   if (!err.empty()) throw IoError(err);
   std::vector<std::uint64_t> index(2 * n);
   std::size_t at = s.index_at_end ? 0 : index_bytes(s, n);
   for (std::size_t k = 0; k < n; ++k) index[2 * k] = at, index[2 * k + 1] = parts[k].size(), at += parts[k].size();
-  std::string ix(reinterpret_cast<const char*>(index.data()), index.size() * 8);  // little-endian hosts
-  for (const auto& c : s.index_codecs.bytes) ix = encode_bytes(c, ix, 8, 1);
+  PooledBytes ix(index.size() * 8);
+  if (n > 0) std::memcpy(ix.data(), index.data(), ix.size());  // little-endian hosts
+  for (const auto& c : s.index_codecs.bytes) ix = encode_bytes(c, ix.view(), 8, 1);
   out.owned[n] = std::move(ix);
-  if (!s.index_at_end) out.pieces.push_back(out.owned[n]);
+  if (!s.index_at_end) out.pieces.push_back(out.owned[n].view());
   out.pieces.insert(out.pieces.end(), parts.begin(), parts.end());
-  if (s.index_at_end) out.pieces.push_back(out.owned[n]);
+  if (s.index_at_end) out.pieces.push_back(out.owned[n].view());
   return out;
 }
 
 namespace {
 
-std::string encode_shard(const ShardSpec& s, const char* data, const ChunkType& t, int threads) {
+PooledBytes encode_shard(const ShardSpec& s, const char* data, const ChunkType& t, int threads) {
   const ShardPieces p = encode_shard_pieces(s, data, t, threads);
-  std::string out;
-  out.reserve(p.size());
-  for (const auto& v : p.pieces) out += v;
+  PooledBytes out(p.size());
+  std::size_t at = 0;
+  for (const auto v : p.pieces)
+    if (!v.empty()) std::memcpy(out.data() + at, v.data(), v.size()), at += v.size();
   return out;
 }
 
@@ -164,7 +167,7 @@ void decode_shard(const ShardSpec& s, std::string_view in, char* out, const Chun
   const std::string err = parallel_for(grid.n, threads, [&](std::size_t k) {
     const Vec lo = grid.lo(static_cast<std::int64_t>(k), s.inner);
     char* run = const_cast<char*>(inner_run(out, t.shape, lo, s.inner, t.elem));
-    std::vector<char> inner(run ? 0 : static_cast<std::size_t>(it.count()) * t.elem);
+    PooledBytes inner(run ? 0 : static_cast<std::size_t>(it.count()) * t.elem);
     char* dst = run ? run : inner.data();
     if (index[2 * k] == kEmpty) fill_elems(dst, it.count(), t.fill);
     else decode_chunk(s.codecs, in.substr(index[2 * k], index[2 * k + 1]), dst, it, 1);
@@ -216,30 +219,31 @@ void copy_region(char* dst, const Vec& dst_lo, const Vec& dst_shape, const char*
   }
 }
 
-std::string encode_bytes(const BytesCodec& c, std::string_view in, std::size_t elem, int threads) {
+PooledBytes encode_bytes(const BytesCodec& c, std::string_view in, std::size_t elem, int threads) {
   if (c.id == "crc32c") {
     const std::uint32_t v = crc32c(in.data(), in.size());
-    std::string out(in);
-    out.append(reinterpret_cast<const char*>(&v), 4);
+    PooledBytes out(in.size() + 4);
+    if (!in.empty()) std::memcpy(out.data(), in.data(), in.size());
+    std::memcpy(out.data() + in.size(), &v, 4);
     return out;
   }
   if (c.id == "blosc") {
     if (in.size() > static_cast<std::size_t>(BLOSC_MAX_BUFFERSIZE))
       throw IoError("blosc: a chunk of " + std::to_string(in.size()) + " bytes is over Blosc's 2 GB limit");
-    std::string out(in.size() + BLOSC_MAX_OVERHEAD, '\0');
+    PooledBytes out(in.size() + BLOSC_MAX_OVERHEAD);
     const int ts = c.typesize ? c.typesize : static_cast<int>(elem);
     const int sh = c.shuffle < 0 ? (ts == 1 ? BLOSC_BITSHUFFLE : BLOSC_SHUFFLE) : c.shuffle;
     const int n = blosc_compress_ctx(c.level, sh, static_cast<std::size_t>(ts), in.size(), in.data(), out.data(), out.size(),
                                      c.cname.c_str(), static_cast<std::size_t>(c.blocksize), std::max(1, threads));
     if (n <= 0) throw IoError("blosc compression failed (cname " + c.cname + ")");
-    out.resize(n);
+    out.shrink(static_cast<std::size_t>(n));
     return out;
   }
   if (c.id == "zstd") {
-    std::string out(ZSTD_compressBound(in.size()), '\0');
+    PooledBytes out(ZSTD_compressBound(in.size()));
     const std::size_t n = ZSTD_compress(out.data(), out.size(), in.data(), in.size(), c.level);
     if (ZSTD_isError(n)) throw IoError(std::string("zstd compression failed: ") + ZSTD_getErrorName(n));
-    out.resize(n);
+    out.shrink(n);
     return out;
   }
 #if TESSERA_HAVE_ZLIB
@@ -247,13 +251,13 @@ std::string encode_bytes(const BytesCodec& c, std::string_view in, std::size_t e
     z_stream z{};
     if (deflateInit2(&z, c.level, Z_DEFLATED, c.id == "gzip" ? 15 + 16 : 15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
       throw IoError(c.id + ": cannot initialise");
-    std::string out(deflateBound(&z, static_cast<uLong>(in.size())) + 32, '\0');
+    PooledBytes out(deflateBound(&z, static_cast<uLong>(in.size())) + 32);
     z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
     z.avail_in = static_cast<uInt>(in.size());
     z.next_out = reinterpret_cast<Bytef*>(out.data());
     z.avail_out = static_cast<uInt>(out.size());
     const int rc = in.size() > UINT_MAX || out.size() > UINT_MAX ? Z_BUF_ERROR : deflate(&z, Z_FINISH);
-    out.resize(z.total_out);
+    out.shrink(z.total_out);
     deflateEnd(&z);
     if (rc != Z_STREAM_END) throw IoError(c.id + " compression failed (chunks over 4 GB?)");
     return out;
@@ -306,20 +310,47 @@ bool decode_bytes_to(const BytesCodec& c, std::string_view in, char* out, std::s
   return false;
 }
 
-std::string decode_bytes(const BytesCodec& c, std::string_view in, std::size_t cap, int threads) {
+namespace {
+
+// crc32c decoded: `in` without its checksum, once checked.
+std::string_view checked_crc32c(std::string_view in) {
+  if (in.size() < 4) throw IoError("crc32c: fewer than 4 bytes");
+  std::uint32_t want;
+  std::memcpy(&want, in.data() + in.size() - 4, 4);
+  if (crc32c(in.data(), in.size() - 4) != want) throw IoError("crc32c checksum mismatch (corrupt data)");
+  return in.substr(0, in.size() - 4);
+}
+
+// Undoes the bytes codecs `bs` (the last first) on `in`: a view of `in` or of `buf`. The decoder
+// of bs[i] refuses output over cap(i) bytes.
+template <class Cap>
+std::string_view undo_bytes(const std::vector<BytesCodec>& bs, std::string_view in, Cap&& cap, PooledBytes& buf, int threads) {
+  for (std::size_t i = bs.size(); i-- > 0;) {
+    if (bs[i].id == "crc32c") {
+      in = checked_crc32c(in);  // a view: no copy
+      continue;
+    }
+    buf = decode_bytes(bs[i], in, cap(i), threads);  // `in` (maybe in buf) is read before buf is replaced
+    in = buf.view();
+  }
+  return in;
+}
+
+}  // namespace
+
+PooledBytes decode_bytes(const BytesCodec& c, std::string_view in, std::size_t cap, int threads) {
   if (c.id == "crc32c") {
-    if (in.size() < 4) throw IoError("crc32c: fewer than 4 bytes");
-    std::uint32_t want;
-    std::memcpy(&want, in.data() + in.size() - 4, 4);
-    if (crc32c(in.data(), in.size() - 4) != want) throw IoError("crc32c checksum mismatch (corrupt data)");
-    return std::string(in.substr(0, in.size() - 4));
+    const std::string_view v = checked_crc32c(in);
+    PooledBytes out(v.size());
+    if (!v.empty()) std::memcpy(out.data(), v.data(), v.size());
+    return out;
   }
   if (c.id == "blosc") {
     std::size_t nbytes = 0;
     if (in.size() < BLOSC_MIN_HEADER_LENGTH || blosc_cbuffer_validate(in.data(), in.size(), &nbytes) != 0)
       throw IoError("bad blosc data (truncated or corrupt)");
     if (nbytes > cap) throw IoError("blosc data of " + std::to_string(nbytes) + " bytes, at most " + std::to_string(cap) + " expected");
-    std::string out(nbytes, '\0');
+    PooledBytes out(nbytes);
     if (nbytes > 0 && blosc_decompress_ctx(in.data(), out.data(), nbytes, std::max(1, threads)) != static_cast<int>(nbytes))
       throw IoError("bad blosc data (decompression failed)");
     return out;
@@ -329,10 +360,10 @@ std::string decode_bytes(const BytesCodec& c, std::string_view in, std::size_t c
     if (size == ZSTD_CONTENTSIZE_ERROR) throw IoError("bad zstd data (not a zstd frame)");
     if (size != ZSTD_CONTENTSIZE_UNKNOWN && size > cap)
       throw IoError("zstd data of " + std::to_string(size) + " bytes, at most " + std::to_string(cap) + " expected");
-    std::string out(size != ZSTD_CONTENTSIZE_UNKNOWN ? size : cap, '\0');
+    PooledBytes out(size != ZSTD_CONTENTSIZE_UNKNOWN ? size : cap);
     const std::size_t n = ZSTD_decompress(out.data(), out.size(), in.data(), in.size());
     if (ZSTD_isError(n)) throw IoError(std::string("bad zstd data (") + ZSTD_getErrorName(n) + ")");
-    out.resize(n);
+    out.shrink(n);
     return out;
   }
 #if TESSERA_HAVE_ZLIB
@@ -340,13 +371,13 @@ std::string decode_bytes(const BytesCodec& c, std::string_view in, std::size_t c
     if (in.size() > UINT_MAX || cap > UINT_MAX) throw IoError(c.id + ": chunks over 4 GB are not supported");
     z_stream z{};
     if (inflateInit2(&z, c.id == "gzip" ? 15 + 32 : 15) != Z_OK) throw IoError(c.id + ": cannot initialise");
-    std::string out(cap, '\0');
+    PooledBytes out(cap);
     z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
     z.avail_in = static_cast<uInt>(in.size());
     z.next_out = reinterpret_cast<Bytef*>(out.data());
     z.avail_out = static_cast<uInt>(out.size());
     const int rc = inflate(&z, Z_FINISH);
-    out.resize(z.total_out);
+    out.shrink(z.total_out);
     inflateEnd(&z);
     if (rc != Z_STREAM_END)
       throw IoError("bad " + c.id + " data (" + (rc == Z_BUF_ERROR ? std::string("truncated, or larger than expected") : std::to_string(rc)) + ")");
@@ -366,11 +397,11 @@ std::vector<std::uint64_t> shard_index(const ShardSpec& s, std::string_view shar
 }
 
 std::vector<std::uint64_t> parse_shard_index(const ShardSpec& s, std::string_view index, std::size_t shard_size, std::size_t n) {
-  std::string ix(index);
-  for (auto c = s.index_codecs.bytes.rbegin(); c != s.index_codecs.bytes.rend(); ++c) ix = decode_bytes(*c, ix, ix.size(), 1);
+  PooledBytes buf;
+  const std::string_view ix = undo_bytes(s.index_codecs.bytes, index, [&](std::size_t) { return index.size(); }, buf, 1);
   if (ix.size() != n * 16) throw IoError("shard index of " + std::to_string(ix.size()) + " bytes, " + std::to_string(n * 16) + " expected");
   std::vector<std::uint64_t> v(2 * n);
-  std::memcpy(v.data(), ix.data(), ix.size());
+  if (n > 0) std::memcpy(v.data(), ix.data(), ix.size());
   for (std::size_t k = 0; k < n; ++k) {
     const std::uint64_t off = v[2 * k], nb = v[2 * k + 1];
     if (off == kEmpty && nb == kEmpty) continue;
@@ -381,22 +412,31 @@ std::vector<std::uint64_t> parse_shard_index(const ShardSpec& s, std::string_vie
   return v;
 }
 
-std::string encode_chunk(const ChunkCodecs& c, const char* chunk, const ChunkType& t, int threads) {
+Encoded encode_chunk(const ChunkCodecs& c, const char* chunk, const ChunkType& t, int threads) {
   const std::size_t bytes = static_cast<std::size_t>(t.count()) * t.elem;
-  std::string data;
+  Encoded e{PooledBytes(), std::string_view(chunk, bytes)};  // the chunk as it is until a codec changes it
   const Vec shape = permuted(t.shape, c.transpose);
   if (!c.transpose.empty()) {
-    data.resize(bytes);
-    permute(chunk, t.shape, c.transpose, t.elem, data.data());
+    e.buf = PooledBytes(bytes);
+    permute(chunk, t.shape, c.transpose, t.elem, e.buf.data());
+    e.bytes = e.buf.view();
   }
   if (c.shard) {
-    data = encode_shard(*c.shard, data.empty() ? chunk : data.data(), ChunkType{shape, t.elem, t.swap_unit, t.fill}, threads);
-  } else {
-    if (data.empty()) data.assign(chunk, bytes);
-    if (c.big_endian) byteswap(data.data(), data.size(), t.swap_unit);
+    e.buf = encode_shard(*c.shard, e.bytes.data(), ChunkType{shape, t.elem, t.swap_unit, t.fill}, threads);
+    e.bytes = e.buf.view();
+  } else if (c.big_endian && t.swap_unit > 1) {
+    if (c.transpose.empty()) {
+      e.buf = PooledBytes(bytes);
+      if (bytes > 0) std::memcpy(e.buf.data(), chunk, bytes);
+      e.bytes = e.buf.view();
+    }
+    byteswap(e.buf.data(), bytes, t.swap_unit);
   }
-  for (const auto& b : c.bytes) data = encode_bytes(b, data, t.elem, threads);
-  return data;
+  for (const auto& b : c.bytes) {
+    e.buf = encode_bytes(b, e.bytes, t.elem, threads);  // e.bytes (maybe in e.buf) is read before e.buf is replaced
+    e.bytes = e.buf.view();
+  }
+  return e;
 }
 
 void decode_chunk(const ChunkCodecs& c, std::string_view in, char* out, const ChunkType& t, int threads) {
@@ -406,15 +446,11 @@ void decode_chunk(const ChunkCodecs& c, std::string_view in, char* out, const Ch
     if (c.big_endian) byteswap(out, bytes, t.swap_unit);
     return;
   }
-  std::string data;
-  std::string_view cur = in;
-  for (auto b = c.bytes.rbegin(); b != c.bytes.rend(); ++b) {
-    const std::size_t cap = b + 1 == c.bytes.rend() && !c.shard ? bytes : bytes + bytes / 8 + (1 << 16);
-    data = decode_bytes(*b, cur, cap, threads);
-    cur = data;
-  }
-  std::string stored;
-  char* dst = c.transpose.empty() ? out : (stored.resize(bytes), stored.data());
+  PooledBytes data, stored;
+  const auto cap = [&](std::size_t i) { return i == 0 && !c.shard ? bytes : bytes + bytes / 8 + (1 << 16); };
+  const std::string_view cur = undo_bytes(c.bytes, in, cap, data, threads);
+  if (!c.transpose.empty()) stored = PooledBytes(bytes);
+  char* dst = c.transpose.empty() ? out : stored.data();
   const ChunkType st{permuted(t.shape, c.transpose), t.elem, t.swap_unit, t.fill};
   if (c.shard) {
     decode_shard(*c.shard, cur, dst, st, threads);

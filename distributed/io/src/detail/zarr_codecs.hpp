@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "byte_pool.hpp"
 #include "zarr_meta.hpp"
 
 namespace tessera::io::detail {
@@ -28,17 +29,19 @@ struct ChunkType {
   }
 };
 
+// A chunk's encoded bytes: a view of the chunk itself when its codecs leave it as it is (no copy),
+// else of `buf` (moves keep the view valid).
+struct Encoded {
+  PooledBytes buf;
+  std::string_view bytes;
+};
+
 // A shard encoded as pieces to write one after the other (its index first or last). An inner
 // chunk that is one contiguous run of the shard and that its codecs leave as it is (raw) is a
 // view of the shard's data, not a copy; the rest lives in `owned` (moves keep the views valid).
 struct ShardPieces {
-  std::vector<std::string> owned;
+  std::vector<PooledBytes> owned;
   std::vector<std::string_view> pieces;
-  ShardPieces() = default;
-  ShardPieces(ShardPieces&&) = default;
-  ShardPieces& operator=(ShardPieces&&) = default;
-  ShardPieces(const ShardPieces&) = delete;
-  ShardPieces& operator=(const ShardPieces&) = delete;
   std::size_t size() const {
     std::size_t n = 0;
     for (auto v : pieces) n += v.size();
@@ -49,14 +52,14 @@ struct ShardPieces {
 // t.shape); what encode_chunk does for a shard with no transpose and no bytes codecs after it.
 ShardPieces encode_shard_pieces(const ShardSpec& s, const char* data, const ChunkType& t, int threads);
 
-// Encodes the chunk at `chunk` by `c`; blosc may use `threads` threads.
-std::string encode_chunk(const ChunkCodecs& c, const char* chunk, const ChunkType& t, int threads);
+// Encodes the chunk at `chunk` by `c` (the result may view `chunk`); blosc may use `threads` threads.
+Encoded encode_chunk(const ChunkCodecs& c, const char* chunk, const ChunkType& t, int threads);
 // Decodes a chunk file's bytes `in` into `out` (t.count() * t.elem bytes).
 void decode_chunk(const ChunkCodecs& c, std::string_view in, char* out, const ChunkType& t, int threads);
 
 // One bytes codec each way; decoding refuses output larger than `cap` bytes.
-std::string encode_bytes(const BytesCodec& c, std::string_view in, std::size_t elem, int threads);
-std::string decode_bytes(const BytesCodec& c, std::string_view in, std::size_t cap, int threads);
+PooledBytes encode_bytes(const BytesCodec& c, std::string_view in, std::size_t elem, int threads);
+PooledBytes decode_bytes(const BytesCodec& c, std::string_view in, std::size_t cap, int threads);
 
 // The (offset, nbytes) pairs of a shard's `n` inner chunks, checked against the shard's size
 // (an empty inner chunk is (2^64-1, 2^64-1)).
