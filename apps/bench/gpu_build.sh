@@ -10,8 +10,11 @@ targets=("${@:2}")
 log=${OUT:-/tmp}/build.log
 eval "$(bash .deps/use-deps.sh)"
 fortran=()
-if ! command -v gfortran >/dev/null && ls .deps/gf/*.deb >/dev/null 2>&1; then
-  mkdir -p /opt/gf && for f in .deps/gf/*.deb; do dpkg -x "$f" /opt/gf; done
+# .deps/gf holds Debian's gfortran-12 as .debs, or as gf.tar.xz (those .debs unpacked without
+# lto1 and the sanitizer libraries: a third of the size, for the 64 MiB carry limit).
+if ! command -v gfortran >/dev/null && compgen -G '.deps/gf/*' >/dev/null; then
+  mkdir -p /opt/gf && for f in .deps/gf/*.deb; do [[ -e $f ]] && dpkg -x "$f" /opt/gf; done
+  [[ -e .deps/gf/gf.tar.xz ]] && tar -xJf .deps/gf/gf.tar.xz -C /opt/gf
   export LD_LIBRARY_PATH=/opt/gf/usr/lib/x86_64-linux-gnu:$LD_LIBRARY_PATH
   # gcc-12's LTO plugin is not carried: link without it.
   fortran=(-DCMAKE_Fortran_COMPILER=/opt/gf/usr/bin/x86_64-linux-gnu-gfortran-12 -DCMAKE_Fortran_FLAGS=-fno-use-linker-plugin)

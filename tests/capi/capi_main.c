@@ -62,7 +62,9 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &my_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &n_ranks);
   mem = test_memory(argc, argv);
-  OK(tessera_runtime_create(MPI_COMM_WORLD, mem == TESSERA_MEMORY_DEVICE ? "cuda" : NULL, &rt));
+  /* Host mode names the host: a CUDA build's default device is this rank's GPU, whose arrays
+   * would not be the host memory these checks read. */
+  OK(tessera_runtime_create(MPI_COMM_WORLD, mem == TESSERA_MEMORY_DEVICE ? "cuda" : "host", &rt));
   if (failures == 0) {
     test_arrays();
     test_moves();
