@@ -245,6 +245,10 @@ TYPED_TEST(FftPlan, StoreMultiplyScalesEveryOutputElement) {
       for (long long j = 0; j < mo; ++j)
         want[b * mo + j] = plain[b * mo + j] * static_cast<long double>(factor(offset(d, false, b, j)));
     EXPECT_LE(rel_err(got, want), sp ? 1e-6 : 1e-14) << fft::to_string(dm);
+    if (dm.store_spectral) return;
+    dm.store_scale = m.scale;  // the scale fixed by the plan (on GPUs: not loaded per store)
+    const auto fixed = sp ? run<float>(dm, dir, x, false, &m) : run<double>(dm, dir, x, false, &m);
+    EXPECT_LE(rel_err(fixed, want), sp ? 1e-6 : 1e-14) << fft::to_string(dm);
   };
   fft::StoreMultiply half;
   half.scale = 0.5;
@@ -302,6 +306,15 @@ TYPED_TEST(FftPlan, StoreMultiplyScalesEveryOutputElement) {
   auto plain = fft::get_plan(fft::make_desc(dev, Kind::c2c, Precision::double_, {8}));
   EXPECT_THROW(plain->execute(a.data(), b.data(), Direction::forward, tessera::Stream::default_for(dev), half),
                tessera::InvalidArgument);
+  // A fixed scale: another scale at execution is refused, as is a fixed scale with spectral factors.
+  auto fixed = fft::make_desc(dev, Kind::c2c, Precision::double_, {8});
+  fixed.store_multiply = true;
+  fixed.store_scale = 0.25;
+  EXPECT_THROW(fft::get_plan(fixed)->execute(a.data(), b.data(), Direction::forward,
+                                             tessera::Stream::default_for(dev), half),
+               tessera::InvalidArgument);
+  fixed.store_spectral = true;
+  EXPECT_THROW(fft::get_plan(fixed), tessera::InvalidArgument);
 }
 
 TYPED_TEST(FftPlan, InPlaceRealTransformsRoundTrip) {

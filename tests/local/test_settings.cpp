@@ -61,6 +61,7 @@ TEST(Settings, ReadsEveryVariable) {
                            {"TESSERA_IO_THREADS", "6"},
                            {"TESSERA_TRANSPORT", "nccl-window"},
                            {"TESSERA_FFT_CALLBACKS", "0"},
+                           {"TESSERA_FFT_PATIENT_JIT", "1"},
                            {"OMPI_COMM_WORLD_RANK", "5"}});
   EXPECT_EQ(s.device, "cuda:1");
   EXPECT_TRUE(s.verbose);
@@ -81,6 +82,7 @@ TEST(Settings, ReadsEveryVariable) {
   EXPECT_THROW(from({{"TESSERA_IO_THREADS", "-1"}}), tessera::InvalidArgument);
   EXPECT_EQ(s.transport, tessera::Transport::nccl_window);
   EXPECT_FALSE(s.fft_callbacks);
+  EXPECT_TRUE(s.fft_patient_jit);
   EXPECT_EQ(from({}).transport, tessera::Transport::automatic);
   for (const char* t : {"auto", "nccl", "nccl-window", "ipc", "mpi"})
     EXPECT_EQ(tessera::transport_name(*tessera::transport_from_name(t)), t);

@@ -58,6 +58,7 @@ void local_pass(const I* in, O* out, const Index<R>& mi, const Index<R>& mo, con
   p.preserve_input = preserve;
   p.store_multiply = mult != nullptr;
   p.store_spectral = mult && mult->spectral != lf::StoreMultiply::Spectral::none;
+  if (mult && !p.store_spectral) p.store_scale = mult->scale;  // a plan per scale: no load per store
   const index_t inner = prod<R>(m, s1 + 1, R);
   const index_t ti = prod<R>(mi, s0, R), to = prod<R>(mo, s0, R);
   auto exec = [&](index_t batch, index_t in_off, index_t out_off) {

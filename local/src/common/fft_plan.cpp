@@ -3,6 +3,9 @@
 #include "tessera/local/fft_plan.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <sstream>
@@ -110,6 +113,8 @@ PlanDesc normalize(const PlanDesc& in) {
   check_device_usable(d.device);  // BackendUnavailable in a build without CUDA
   // Only an out-of-place c2r can clobber its input; a canonical key for everything else.
   if (d.kind != Kind::c2r || d.in_place) d.preserve_input = true;
+  if (d.store_scale != 0 && (!d.store_multiply || d.store_spectral || !std::isfinite(d.store_scale)))
+    bad(d, cat("store_scale=", d.store_scale, " needs store_multiply without store_spectral, and a finite value"));
 
   const int last = d.rank - 1;
   const Dims mi = side_dims(d, input_is_real(d)), mo = side_dims(d, output_is_real(d));
@@ -173,7 +178,9 @@ std::string to_string(const PlanDesc& d) {
      << " batch " << d.batch << " in" << str(d.inembed, r) << "/" << d.istride << "/" << d.idist
      << " out" << str(d.onembed, r) << "/" << d.ostride << "/" << d.odist
      << (d.in_place ? " in-place" : "") << (d.preserve_input ? "" : " destroy-input")
-     << (d.store_multiply ? (d.store_spectral ? " store-multiply-spectral" : " store-multiply") : "") << " on "
+     << (d.store_multiply ? (d.store_spectral ? " store-multiply-spectral" : " store-multiply") : "");
+  if (d.store_scale != 0) os << " scale " << d.store_scale;
+  os << " on "
      << d.device.str();
   return os.str();
 }
@@ -187,7 +194,11 @@ Plan::~Plan() = default;
 std::size_t Plan::work_bytes() const noexcept { return backend_->work_bytes(); }
 
 void Plan::execute(const void* in, void* out, Direction dir, const Stream& stream, void* work) const {
-  if (desc_.store_multiply) return execute(in, out, dir, stream, StoreMultiply{}, work);
+  if (desc_.store_multiply) {
+    StoreMultiply m;
+    if (desc_.store_scale != 0) m.scale = desc_.store_scale;
+    return execute(in, out, dir, stream, m, work);
+  }
   check(in, out, dir, stream);
   backend_->execute(in, out, dir, stream, work, nullptr);
 }
@@ -200,6 +211,9 @@ void Plan::execute(const void* in, void* out, Direction dir, const Stream& strea
   if (mult.spectral != StoreMultiply::Spectral::none && !desc_.store_spectral)
     throw InvalidArgument(cat("fft execute (", to_string(desc_), "): a spectral StoreMultiply needs a plan made with ",
                               "store_spectral"), desc_.device);
+  if (desc_.store_scale != 0 && mult.scale != desc_.store_scale)
+    throw InvalidArgument(cat("fft execute (", to_string(desc_), "): StoreMultiply scale ", mult.scale,
+                              " differs from the plan's store_scale ", desc_.store_scale), desc_.device);
   if (mult.dims < 0 || mult.dims > 4 || (mult.spectral != StoreMultiply::Spectral::none && mult.dims == 0))
     throw InvalidArgument(cat("fft execute (", to_string(desc_), "): StoreMultiply dims ", mult.dims,
                               " must be 1..4 with a spectral factor (0..4 without)"), desc_.device);
@@ -289,5 +303,6 @@ std::size_t std::hash<tessera::local::fft::PlanDesc>::operator()(const tessera::
   mix(d.preserve_input);
   mix(d.store_multiply);
   mix(d.store_spectral);
+  mix(static_cast<long long>(std::bit_cast<std::uint64_t>(d.store_scale)));
   return h;
 }

@@ -103,6 +103,7 @@ Settings Settings::parse(const Lookup& get) {
   s.copy_blocks_per_sm = parse_int(get, "TESSERA_COPY_BLOCKS_PER_SM", s.copy_blocks_per_sm, 1, "an integer >= 1");
   s.copy_engine = parse_bool(get, "TESSERA_COPY_ENGINE", s.copy_engine);
   s.fft_callbacks = parse_bool(get, "TESSERA_FFT_CALLBACKS", s.fft_callbacks);
+  s.fft_patient_jit = parse_bool(get, "TESSERA_FFT_PATIENT_JIT", s.fft_patient_jit);
   if (auto v = get("TESSERA_MPIIO_COLLECTIVE"); v && !v->empty())
     s.mpiio_collective = parse_bool(get, "TESSERA_MPIIO_COLLECTIVE", false);
   if (auto v = get("TESSERA_TRANSPORT"); v && !v->empty()) {
@@ -149,6 +150,7 @@ std::string Settings::str() const {
     << "TESSERA_COPY_BLOCKS_PER_SM=" << copy_blocks_per_sm << "\n"
     << "TESSERA_COPY_ENGINE=" << b(copy_engine) << "\n"
     << "TESSERA_FFT_CALLBACKS=" << b(fft_callbacks) << "\n"
+    << "TESSERA_FFT_PATIENT_JIT=" << b(fft_patient_jit) << "\n"
     << "TESSERA_MPIIO_COLLECTIVE=" << (mpiio_collective ? b(*mpiio_collective) : "") << "    (empty: by the MPI)\n"
     << "TESSERA_TRANSPORT=" << transport_name(transport) << "    (auto, nccl, nccl-window, ipc, mpi)\n"
     << "TESSERA_IO_THREADS=" << io_threads << "    (0: hardware threads / ranks on the node)\n";

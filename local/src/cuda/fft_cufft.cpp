@@ -7,6 +7,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
+#include <cstdint>
+#include <cstring>
 #include <cstdio>
 #include <mutex>
 #include <string>
@@ -134,7 +137,7 @@ class CufftPlan final : public PlanBackend {
     if (mult) {
       // One parameter slot per plan: an execution on another stream waits until the last one read it.
       if (last_ && last_ != stream) TESSERA_CHECK_CUDA(cudaStreamWaitEvent(stream, done_, 0));
-      if (callback_) store_write_params(slot_, params, stream);
+      if (callback_ && d_.store_scale == 0) store_write_params(slot_, params, stream);
     }
     TESSERA_CHECK_CUFFT(cufftSetStream(handle_, stream));
     if (cufft_work_) TESSERA_CHECK_CUFFT(cufftSetWorkArea(handle_, static_cast<char*>(work) + copy_bytes_));
@@ -175,6 +178,8 @@ class CufftPlan final : public PlanBackend {
     TESSERA_CHECK_CUFFT(cufftCreate(&handle_));
     cufftResult r = cufftSetAutoAllocation(handle_, 0);
     if (r == CUFFT_SUCCESS && with_callback) r = set_callback();
+    if (r == CUFFT_SUCCESS && with_callback && settings().fft_patient_jit)
+      r = cufftSetPlanPropertyInt64(handle_, NVFFT_PLAN_PROPERTY_INT64_PATIENT_JIT, 1);
     if (r == CUFFT_SUCCESS) {
       long long n[3], inembed[3], onembed[3];  // cuFFT takes non-const arrays
       for (int i = 0; i < 3; ++i) n[i] = d_.n[i], inembed[i] = d_.inembed[i], onembed[i] = d_.onembed[i];
@@ -207,12 +212,21 @@ class CufftPlan final : public PlanBackend {
   }
   cufftResult set_callback() {
     const bool real_out = d_.kind == Kind::c2r, single = d_.precision == Precision::single;
-    static const char* const names[2][4] = {{"tessera_scale_c", "tessera_scale_z", "tessera_scale_r", "tessera_scale_d"},
-                                             {"tessera_store_c", "tessera_store_z", "tessera_store_r", "tessera_store_d"}};
-    const char* name = names[d_.store_spectral ? 1 : 0][(real_out ? 2 : 0) + (single ? 0 : 1)];
+    static const char* const names[3][4] = {{"tessera_scale_c", "tessera_scale_z", "tessera_scale_r", "tessera_scale_d"},
+                                             {"tessera_store_c", "tessera_store_z", "tessera_store_r", "tessera_store_d"},
+                                             {"tessera_const_c", "tessera_const_z", "tessera_const_r", "tessera_const_d"}};
+    const bool fixed = d_.store_scale != 0;
+    const char* name = names[fixed ? 2 : d_.store_spectral ? 1 : 0][(real_out ? 2 : 0) + (single ? 0 : 1)];
     const auto type = real_out ? (single ? CUFFT_CB_ST_REAL : CUFFT_CB_ST_REAL_DOUBLE)
                                : (single ? CUFFT_CB_ST_COMPLEX : CUFFT_CB_ST_COMPLEX_DOUBLE);
+    // A fixed scale travels as the bits of the parameter pointer (a float's in the low 32 bits for
+    // single precision): cuFFT passes the pointer by value, so no store reads memory for it.
     void* info[1] = {slot_};
+    if (fixed) {
+      std::uint64_t bits = single ? std::bit_cast<std::uint32_t>(static_cast<float>(d_.store_scale))
+                                  : std::bit_cast<std::uint64_t>(d_.store_scale);
+      std::memcpy(&info[0], &bits, sizeof bits);
+    }
     return cufftXtSetJITCallback(handle_, name, fft_callbacks_fatbin, fft_callbacks_fatbin_size, type, info);
   }
   void release() noexcept {

@@ -21,13 +21,57 @@ struct StoreParams {
   int half[4];
   double k[4];
   long long offset;
+  // Blocks of fewer than 2^31 elements (fast != 0): positions split into indices by 32-bit
+  // multiply-high divisions (mul/shift per axis, set by set_fast_division), not 64-bit divides:
+  // three of those per element cost a Poisson solve's callback more than a pass over the data.
+  int fast;
+  unsigned mul[4];
+  int shift[4];
 };
+
+// Division of n < 2^31 by d in [1, 2^31) as (mulhi(n, m) + n) >> s, m and s chosen here
+// (round-up multiplier: l = ceil(log2 d), m = floor(2^32 (2^l - d) / d) + 1, s = l).
+inline void set_fast_division(StoreParams& p) {
+  long long total = 1;
+  for (int a = 0; a < p.dims; ++a) total *= p.block[a];
+  p.fast = p.dims > 0 && total < (1ll << 31) && p.offset >= 0;
+  for (int a = 0; a < 4; ++a) {
+    const unsigned long long d = static_cast<unsigned long long>(p.block[a] > 0 ? p.block[a] : 1);
+    int l = 0;
+    while ((1ull << l) < d) ++l;
+    p.shift[a] = l;
+    p.mul[a] = p.fast ? static_cast<unsigned>(((1ull << 32) * ((1ull << l) - d)) / d + 1) : 0;
+  }
+}
+
+TESSERA_STORE_HD unsigned fast_div(unsigned n, unsigned m, int s) {
+#ifdef __CUDA_ARCH__
+  return (__umulhi(n, m) + n) >> s;
+#else
+  return static_cast<unsigned>(((static_cast<unsigned long long>(n) * m >> 32) + n) >> s);
+#endif
+}
 
 // The factor of the element at memory offset `off` from the output pointer of one execution.
 TESSERA_STORE_HD double store_factor(const StoreParams& p, unsigned long long off) {
   if (p.kind == 0) return p.scale;
-  long long pos = p.offset + static_cast<long long>(off);
   double k2 = 0;
+  if (p.fast) {
+    unsigned pos = static_cast<unsigned>(p.offset + static_cast<long long>(off));
+    for (int a = p.dims - 1; a >= 0; --a) {
+      const unsigned q = fast_div(pos, p.mul[a], p.shift[a]);
+      const long long i = pos - q * static_cast<unsigned>(p.block[a]);
+      pos = q;
+      if (p.n[a] == 0) continue;
+      long long k = p.lo[a] + i;
+      if (!p.half[a] && 2 * k >= p.n[a]) k -= p.n[a];
+      const double w = p.k[a] * static_cast<double>(k);
+      k2 += w * w;
+    }
+    if (p.kind == 1) return k2 > 0 ? -p.scale / k2 : 0.0;
+    return -p.scale * k2;
+  }
+  long long pos = p.offset + static_cast<long long>(off);
   for (int a = p.dims - 1; a >= 0; --a) {
     const long long i = pos % p.block[a];
     pos /= p.block[a];

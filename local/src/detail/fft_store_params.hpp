@@ -18,6 +18,7 @@ inline StoreParams to_params(const StoreMultiply& m) {
     p.k[a] = m.k[a];
   }
   p.offset = m.offset;
+  set_fast_division(p);
   return p;
 }
 

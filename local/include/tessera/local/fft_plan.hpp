@@ -55,6 +55,10 @@ struct PlanDesc {
   // With store_multiply: executions may carry a spectral factor (StoreMultiply::spectral); false
   // keeps the store to a scale (a lighter callback, which cuFFT accepts where it refuses the other).
   bool store_spectral = false;
+  // With store_multiply and no store_spectral: nonzero fixes the scale of every execution (a
+  // StoreMultiply given must carry it). cuFFT then receives the scale in its callback's parameter
+  // pointer, so no store loads it from memory: a backward FFT costs what the forward does.
+  double store_scale = 0;
 
   bool operator==(const PlanDesc&) const = default;
 };

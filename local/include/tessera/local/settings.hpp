@@ -46,6 +46,9 @@ struct Settings {
   // TESSERA_FFT_CALLBACKS=0: cuFFT plans apply FFT scales and spectral factors in a pass of their
   // own instead of in LTO store callbacks (for drivers without JIT linking, and for comparison).
   bool fft_callbacks = true;
+  // TESSERA_FFT_PATIENT_JIT=1: cuFFT plans with a store callback are planned with cuFFT's patient
+  // JIT (NVFFT_PLAN_PROPERTY_INT64_PATIENT_JIT): slower planning, kernels compiled for the size.
+  bool fft_patient_jit = false;
   // TESSERA_MPIIO_COLLECTIVE=1 / =0: collective / independent MPI-IO calls for .npy; unset: chosen
   // by the MPI (independent under Open MPI 4, see the README).
   std::optional<bool> mpiio_collective;
