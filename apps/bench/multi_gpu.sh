@@ -9,7 +9,8 @@
 #   apps/bench/multi_gpu.sh BUILD_DIR suite [RANKS...]   (default ranks: 1 2 4)
 #     the CTest suite at those rank counts (every transport's rerun included: the build must have
 #     seen the GPUs at configure time; SUITE_LABELS=REGEX narrows it to labels, SUITE_JOBS sets
-#     -j), then the tests without a rank count (the fault tests among them).
+#     -j; SUITE_LOG=FILE keeps every line as it runs, for a run cut short), then the tests without
+#     a rank count (the fault tests among them).
 # NCCL_NVLS_ENABLE=0 is forced and forwarded (NVLink multicast must stay off on shared hosts).
 set -uo pipefail
 build=$(cd "${1:?usage: multi_gpu.sh BUILD_DIR bench|suite [RANKS...]}" && pwd)
@@ -65,7 +66,7 @@ case $mode in
     re=$(printf 'np%s$|' "${ranks[@]}")
     # SUITE_LABELS (a ctest -L regex) narrows it: the whole suite takes longer than one 10-minute call.
     (cd "$build" && ctest -j "${SUITE_JOBS:-4}" --timeout 600 -R "${re%|}" ${SUITE_LABELS:+-L "$SUITE_LABELS"} \
-       -LE 'package|fuzz' 2>&1 | tail -30) || status=1
+       -LE 'package|fuzz' 2>&1 | tee -a "${SUITE_LOG:-/dev/null}" | tail -30) || status=1
     echo "== tests without a rank count (surface, readme, fault: the exchange's on every transport, ...)"
     (cd "$build" && ctest -j 8 --timeout 300 -E 'np[0-9]+$' -LE 'package|fuzz' 2>&1 | tail -12) || status=1
     ;;
