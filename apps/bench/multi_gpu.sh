@@ -68,7 +68,7 @@ case $mode in
     (cd "$build" && ctest -j "${SUITE_JOBS:-4}" --timeout 600 -R "${re%|}" ${SUITE_LABELS:+-L "$SUITE_LABELS"} \
        -LE 'package|fuzz' 2>&1 | tee -a "${SUITE_LOG:-/dev/null}" | tail -30) || status=1
     echo "== tests without a rank count (surface, readme, fault: the exchange's on every transport, ...)"
-    (cd "$build" && ctest -j 8 --timeout 300 -E 'np[0-9]+$' -LE 'package|fuzz' 2>&1 | tail -12) || status=1
+    (cd "$build" && ctest -j 8 --timeout 300 -E 'np[0-9]+$' -LE 'package|fuzz' 2>&1 | tee -a "${SUITE_LOG:-/dev/null}" | tail -12) || status=1
     ;;
   *) echo "multi_gpu.sh: mode must be bench or suite" >&2; exit 2 ;;
 esac

@@ -56,25 +56,11 @@ TESSERA_STORE_HD unsigned fast_div(unsigned n, unsigned m, int s) {
 TESSERA_STORE_HD double store_factor(const StoreParams& p, unsigned long long off) {
   if (p.kind == 0) return p.scale;
   double k2 = 0;
-  if (p.fast) {
-    unsigned pos = static_cast<unsigned>(p.offset + static_cast<long long>(off));
-    for (int a = p.dims - 1; a >= 0; --a) {
-      const unsigned q = fast_div(pos, p.mul[a], p.shift[a]);
-      const long long i = pos - q * static_cast<unsigned>(p.block[a]);
-      pos = q;
-      if (p.n[a] == 0) continue;
-      long long k = p.lo[a] + i;
-      if (!p.half[a] && 2 * k >= p.n[a]) k -= p.n[a];
-      const double w = p.k[a] * static_cast<double>(k);
-      k2 += w * w;
-    }
-    if (p.kind == 1) return k2 > 0 ? -p.scale / k2 : 0.0;
-    return -p.scale * k2;
-  }
   long long pos = p.offset + static_cast<long long>(off);
   for (int a = p.dims - 1; a >= 0; --a) {
-    const long long i = pos % p.block[a];
-    pos /= p.block[a];
+    const long long q = p.fast ? fast_div(static_cast<unsigned>(pos), p.mul[a], p.shift[a]) : pos / p.block[a];
+    const long long i = pos - q * p.block[a];
+    pos = q;
     if (p.n[a] == 0) continue;
     long long k = p.lo[a] + i;
     if (!p.half[a] && 2 * k >= p.n[a]) k -= p.n[a];  // numpy.fft.fftfreq's order
