@@ -133,7 +133,7 @@ bool run(tessera::Runtime& rt, const Options& o) {
   double t_bwd_ip = 0;
   if (r2c) {
     td::Array<C, 3> scratch(y.layout(), d);
-    scratch = y;
+    tessera::local::copy(scratch.local(), y.local());  // a copy: `scratch = y` would share y's shard
     td::Array<In, 3> out;
     t_bwd_ip = apps::median_ms(world, s, o.warmup, o.iters, [&] { out = plan->backward_in_place(scratch); });
   }
