@@ -13,6 +13,7 @@
 #include <thread>
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -52,9 +53,16 @@ void agree(const comm::ProcessGroup& g, const std::string& err) {
   throw IoError(msg);
 }
 
+// The chunk pipeline's thread count: the setting, else the cores this process may run on. A rank
+// bound by its launcher (Open MPI binds 1-2 rank jobs to one core each) gets its own cores; an
+// unbound one shares the node's with the node's other ranks.
 int io_threads(const comm::ProcessGroup& g) {
   if (settings().io_threads > 0) return settings().io_threads;
   const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int bound = ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : hw;
+  if (bound > 0 && bound < hw) return bound;
   return std::max(1, hw / std::max(1, g.local_size()));
 }
 
