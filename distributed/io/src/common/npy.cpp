@@ -16,6 +16,7 @@
 #include "../detail/mpiio_policy.hpp"
 #include "../detail/npy_mpiio.hpp"
 #include "../detail/zarr_codecs.hpp"
+#include "../detail/zarr_store.hpp"
 #include "tessera/distributed/consistency.hpp"
 #include "tessera/local/basic_ops.hpp"
 #include "tessera/local/element_types.hpp"
@@ -140,20 +141,21 @@ template <class Call>
 void run_rounds(const detail::NpyPlan& p, const Rounds& r, const detail::SlabFn& stage, bool writing, Call call,
                 std::string& err) {
   const std::size_t bytes = static_cast<std::size_t>(std::min(r.rows, r.per_round) * r.slab) * p.elem;
-  PinnedBuffer buf(r.rows > 0 ? bytes : 0);
+  // The pinned staging block shared with the Zarr pipeline (kept between calls).
+  char* const buf = static_cast<char*>(r.rows > 0 ? detail::staging(bytes) : nullptr);
   for (int k = 0; k < r.count; ++k) {
     const index_t row0 = k * r.per_round;
     const index_t rows = row0 < r.rows ? std::min(r.per_round, r.rows - row0) : 0;
     if (rows > 0 && writing && err.empty()) {
       try {
-        stage(row0, rows, buf.data());
+        stage(row0, rows, buf);
       } catch (const std::exception& e) {
         err = p.path + ": staging failed: " + tessera::detail::message_of(e);
       }
     }
     const int n = err.empty() ? static_cast<int>(rows * r.slab) : 0;
     MPI_Status st;
-    const int rc = call(buf.data(), n, &st);
+    const int rc = call(buf, n, &st);
     if (rc != MPI_SUCCESS && err.empty()) err = p.path + ": collective " + (writing ? "write" : "read") + " failed (" + mpi_error(rc) + ")";
     if (rows > 0 && !writing && err.empty()) {
       int got = 0;
@@ -162,7 +164,7 @@ void run_rounds(const detail::NpyPlan& p, const Rounds& r, const detail::SlabFn&
         err = p.path + ": short read (" + std::to_string(got) + " of " + std::to_string(std::size_t(n) * p.elem) + " bytes)";
       else {
         try {
-          stage(row0, rows, buf.data());
+          stage(row0, rows, buf);
         } catch (const std::exception& e) {
           err = p.path + ": staging failed: " + tessera::detail::message_of(e);
         }

@@ -372,8 +372,10 @@ ZarrayMeta write_meta(const detail::ZarrShard& s, const Vec& chunks, const ZarrW
   return m;
 }
 
-// Stages a contiguous copy of an array's interior in pinned host memory, kept by the Context
-// between calls (one block: pinned allocations are slow).
+}  // namespace
+
+namespace detail {
+namespace {
 struct Staging {
   PinnedBuffer buf;
   void* get(std::size_t bytes) {
@@ -381,11 +383,12 @@ struct Staging {
     return buf.data();
   }
 };
+}  // namespace
 void* staging(std::size_t bytes) {
   return Context::current().resource<Staging>([] { return std::make_shared<Staging>(); }).get(bytes);
 }
-
-}  // namespace
+}  // namespace detail
+using detail::staging;
 
 std::string zarr_dtype(DType t) {
   switch (t) {
