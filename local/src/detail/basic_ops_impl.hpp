@@ -4,6 +4,9 @@
 #include "tessera/local/basic_ops.hpp"
 #include "tessera/local/element_types.hpp"
 #include "tessera/local/expr.hpp"
+#ifdef __CUDACC__
+#include "transpose_cuda.cuh"
+#endif
 
 namespace tessera::local::detail {
 template <class T> void add6(const Array6<T>& o, const Array6<T>& a, const Array6<T>& b) {
@@ -20,7 +23,12 @@ template <class T> void axpy6(const Array6<T>& y, T alpha, const Array6<T>& x) {
   if constexpr (std::is_same_v<T, bool>) assign(y, (x && alpha) || y); else assign(y, alpha * x + y);
 }
 template <class T> void fill6(const Array6<T>& o, T value) { assign(o, Scalar<T>(value)); }
-template <class T> void copy6(const Array6<T>& o, const Array6<T>& in) { assign(o, in); }
+template <class T> void copy6(const Array6<T>& o, const Array6<T>& in) {
+#ifdef __CUDACC__
+  if (transpose_copy_cuda(o, in)) return;  // a transposed source: by shared-memory tiles
+#endif
+  assign(o, in);
+}
 template <class U, class T> void cast6(const Array6<U>& o, const Array6<T>& in) { assign(o, cast<U>(in)); }
 
 // start + i * step, computed in double and converted.
