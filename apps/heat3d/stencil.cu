@@ -55,62 +55,6 @@ void launch_interior(const Field<T>& u, const Field<T>& v, const Coeffs<T>& c, c
   interior_kernel<T, kTy, kStream><<<grid, dim3(kTx, kTy), 0, s>>>(u.origin, v.origin, u, c, b);
 }
 
-// 2.5-D blocking: the plane being updated sits in shared memory with a one-cell rim, so that the
-// four in-plane neighbours are shared-memory reads; the planes above and below stay in registers.
-// Threads past a ragged edge take part in the barriers but load and store nothing.
-template <class T, int kTy, bool kStream>
-__global__ void __launch_bounds__(kTx* kTy) tiled_kernel(const T* __restrict__ u, T* __restrict__ v, Field<T> f,
-                                                          Coeffs<T> c, Box b) {
-  __shared__ T s[kTy + 2][kTx + 2];
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  const index_t k = b.lo[2] + static_cast<index_t>(blockIdx.x) * kTx + tx;
-  const index_t j = b.lo[1] + static_cast<index_t>(blockIdx.y) * kTy + ty;
-  const bool live = k < b.hi[2] && j < b.hi[1];
-  const index_t sx = f.sx, sy = f.sy, n0 = f.n[0];
-  const index_t ym = f.wrap[1] && j == 0 ? (f.n[1] - 1) * sy : -sy, yp = f.wrap[1] && j == f.n[1] - 1 ? -(f.n[1] - 1) * sy : sy;
-  const index_t zm = f.wrap[2] && k == 0 ? f.n[2] - 1 : -1, zp = f.wrap[2] && k == f.n[2] - 1 ? 1 - f.n[2] : 1;
-  // Rim cells this thread loads: the tile's first/last row and column, or a ragged edge's.
-  const bool lo_y = ty == 0, hi_y = ty == kTy - 1 || j == b.hi[1] - 1;
-  const bool lo_z = tx == 0, hi_z = tx == kTx - 1 || k == b.hi[2] - 1;
-  const index_t i0 = b.lo[0] + static_cast<index_t>(blockIdx.z) * kMarch;
-  const index_t i1 = i0 + kMarch < b.hi[0] ? i0 + kMarch : b.hi[0];
-  index_t off = i0 * sx + j * sy + k;
-  T below{}, here{};
-  if (live) below = u[off + (f.wrap[0] && i0 == 0 ? (n0 - 1) * sx : -sx)], here = u[off];
-  for (index_t i = i0; i < i1; ++i, off += sx) {
-    T above{};
-    if (live) {
-      above = u[off + (f.wrap[0] && i == n0 - 1 ? -(n0 - 1) * sx : sx)];
-      s[ty + 1][tx + 1] = here;
-      if (lo_y) s[0][tx + 1] = u[off + ym];
-      if (hi_y) s[ty + 2][tx + 1] = u[off + yp];
-      if (lo_z) s[ty + 1][0] = u[off + zm];
-      if (hi_z) s[ty + 1][tx + 2] = u[off + zp];
-    }
-    __syncthreads();
-    if (live) {
-      const T next = c.c0 * here + c.cx * (below + above) + c.cy * (s[ty][tx + 1] + s[ty + 2][tx + 1]) +
-                     c.cz * (s[ty + 1][tx] + s[ty + 1][tx + 2]);
-      if constexpr (kStream) __stcs(v + off, next);
-      else v[off] = next;
-    }
-    __syncthreads();
-    below = here;
-    here = above;
-  }
-}
-
-template <class T, int kTy, bool kStream>
-void launch_tiled(const Field<T>& u, const Field<T>& v, const Coeffs<T>& c, const Box& b, cudaStream_t s) {
-  const dim3 grid(static_cast<unsigned>((b.hi[2] - b.lo[2] + kTx - 1) / kTx),
-                  static_cast<unsigned>((b.hi[1] - b.lo[1] + kTy - 1) / kTy),
-                  static_cast<unsigned>((b.hi[0] - b.lo[0] + kMarch - 1) / kMarch));
-  if (grid.y > 65535 || grid.z > 65535)
-    throw tessera::InvalidArgument("heat3d: block of " + std::to_string(b.hi[1] - b.lo[1]) + " x " +
-                                   std::to_string(b.hi[0] - b.lo[0]) + " rows is too large for one launch");
-  tiled_kernel<T, kTy, kStream><<<grid, dim3(kTx, kTy), 0, s>>>(u.origin, v.origin, u, c, b);
-}
-
 template <class T>
 __global__ void shell_kernel(const T* __restrict__ u, T* __restrict__ v, Field<T> f, Coeffs<T> c, Region r,
                              index_t total) {
@@ -195,9 +139,6 @@ void update(const Field<T>& u, const Field<T>& v, const Coeffs<T>& c, const Regi
       case Variant::wide: launch_interior<T, 16, false>(u, v, c, r.box[0], s); break;
       case Variant::stream: launch_interior<T, 8, true>(u, v, c, r.box[0], s); break;
       case Variant::wide_stream: launch_interior<T, 16, true>(u, v, c, r.box[0], s); break;
-      case Variant::tiled: launch_tiled<T, 8, false>(u, v, c, r.box[0], s); break;
-      case Variant::tiled_stream: launch_tiled<T, 8, true>(u, v, c, r.box[0], s); break;
-      case Variant::tiled_wide: launch_tiled<T, 16, true>(u, v, c, r.box[0], s); break;
     }
   } else {
     shell_kernel<T><<<grid_stride_blocks(total, 256), 256, 0, s>>>(u.origin, v.origin, u, c, r, total);

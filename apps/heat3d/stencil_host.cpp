@@ -40,9 +40,6 @@ Variant parse_variant(const std::string& name) {
   if (name == "wide") return Variant::wide;
   if (name == "stream") return Variant::stream;
   if (name == "wide-stream") return Variant::wide_stream;
-  if (name == "tiled") return Variant::tiled;
-  if (name == "tiled-stream") return Variant::tiled_stream;
-  if (name == "tiled-wide") return Variant::tiled_wide;
   throw tessera::InvalidArgument("--variant '" + name + "': expected " + kVariantNames);
 }
 
