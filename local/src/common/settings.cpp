@@ -153,7 +153,7 @@ std::string Settings::str() const {
     << "TESSERA_FFT_PATIENT_JIT=" << b(fft_patient_jit) << "\n"
     << "TESSERA_MPIIO_COLLECTIVE=" << (mpiio_collective ? b(*mpiio_collective) : "") << "    (empty: by the MPI)\n"
     << "TESSERA_TRANSPORT=" << transport_name(transport) << "    (auto, nccl, nccl-window, ipc, mpi)\n"
-    << "TESSERA_IO_THREADS=" << io_threads << "    (0: hardware threads / ranks on the node)\n";
+    << "TESSERA_IO_THREADS=" << io_threads << "    (0: the cores the rank is bound to, else hardware threads / ranks on the node)\n";
   return o.str();
 }
 
