@@ -9,7 +9,7 @@
 //   read (warm)   load_* right after the write: the files are in the page cache
 //   read (cold)   load_* after the files' pages were dropped from the page cache (posix_fadvise
 //                 DONTNEED after the fsync; best effort: a file system may keep them)
-// One untimed save first. Each figure is also printed as "RESULT tessera FORMAT CODEC OP GB/s" for apps/bench/io_gpu_check.sh.
+// One untimed save first; --reps N repeats every measurement and prints the median. Each figure is also printed as "RESULT tessera FORMAT CODEC OP GB/s" for apps/bench/io_gpu_check.sh.
 // GB/s = array bytes / time of the slowest rank. The loaded array is checked against the saved one.
 // Compiled by nvcc in CUDA builds (the check is a fused expression).
 #include <boost/program_options.hpp>
@@ -23,6 +23,7 @@
 #include <tessera/distributed/reduce.hpp>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -73,6 +74,11 @@ io::Codec codec_of(const std::string& c) {
   throw std::invalid_argument("--codecs: raw, blosc-lz4 or zstd, not '" + c + "'");
 }
 
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
 double seconds(tessera::comm::ProcessGroup& g, const std::function<void()>& fn) {
   g.barrier();
   const auto t0 = std::chrono::steady_clock::now();
@@ -88,6 +94,7 @@ int main(int argc, char** argv) {
   double gib = 8;
   std::string dir = "bench_io.out", formats = "npy,zarr,zarr3", codecs = "raw,blosc-lz4";
   index_t chunk = 64, shard = 0;
+  int reps = 1;
   po::options_description opts("bench_io options");
   opts.add_options()("help,h", "this help")                                            //
       ("gib", po::value(&gib)->default_value(gib), "array size in GiB (float32, N x 1024 x 1024)")  //
@@ -95,7 +102,8 @@ int main(int argc, char** argv) {
       ("formats", po::value(&formats)->default_value(formats), "comma list of npy, zarr (v2), zarr3, zarr3-shard, hdf5")  //
       ("codecs", po::value(&codecs)->default_value(codecs), "Zarr codecs: comma list of raw, blosc-lz4, zstd")  //
       ("zarr-chunk", po::value(&chunk)->default_value(chunk), "Zarr chunk edge along axis 0 (x 1024 x 1024)")  //
-      ("shard", po::value(&shard)->default_value(shard), "zarr3-shard: chunks per shard along axis 0 (0: 4)");
+      ("shard", po::value(&shard)->default_value(shard), "zarr3-shard: chunks per shard along axis 0 (0: 4)")  //
+      ("reps", po::value(&reps)->default_value(reps), "repetitions of every measurement (the median is printed)");
   std::vector<std::string> fmts, cods;
   try {
     po::variables_map vm;
@@ -105,7 +113,8 @@ int main(int argc, char** argv) {
       if (rt.rank() == 0) std::cout << opts << "\n";
       return 0;
     }
-    if (!(gib > 0) || chunk < 1 || shard < 0) throw std::invalid_argument("--gib must be > 0, --zarr-chunk >= 1, --shard >= 0");
+    if (!(gib > 0) || chunk < 1 || shard < 0 || reps < 1)
+      throw std::invalid_argument("--gib must be > 0, --zarr-chunk >= 1, --shard >= 0, --reps >= 1");
     fmts = split(formats), cods = split(codecs);
     for (const auto& f : fmts)
       if (f != "npy" && f != "zarr" && f != "zarr3" && f != "zarr3-shard" && (f != "hdf5" || !TESSERA_HAVE_HDF5))
@@ -169,13 +178,21 @@ int main(int argc, char** argv) {
         if (root) fs::remove_all(path);
         warmed = true;
       }
-      const double w = seconds(world, save);
+      std::vector<double> ws, warms, durables, colds;
       td::Array<float, 3> b;
-      const double warm = seconds(world, [&] { b = load(); });
-      world.barrier();
-      if (root) fs::remove_all(path);
-      const double durable = seconds(world, save_durable);  // ends with the pages dropped
-      const double cold = seconds(world, [&] { b = load(); });
+      for (int r = 0; r < reps; ++r) {
+        if (r > 0) {
+          world.barrier();
+          if (root) fs::remove_all(path);
+        }
+        ws.push_back(seconds(world, save));
+        warms.push_back(seconds(world, [&] { b = load(); }));
+        world.barrier();
+        if (root) fs::remove_all(path);
+        durables.push_back(seconds(world, save_durable));  // ends with the pages dropped
+        colds.push_back(seconds(world, [&] { b = load(); }));
+      }
+      const double w = median(ws), warm = median(warms), durable = median(durables), cold = median(colds);
       td::Array<float, 3> diff(l, d);
       diff = b - a;
       const double err = td::norm2(diff);

@@ -6,7 +6,8 @@
 #   3. bench_io beside tensorstore (apps/bench/peers/tensorstore_io.py) on the same array and chunks
 #      (2 GiB float32, chunks 64x1024x1024, raw and Blosc-LZ4, Zarr v2 and v3), at 1 and 4 ranks,
 #      printing Tessera / tensorstore for every figure (the target is >= 1.0).
-#   apps/bench/io_gpu_check.sh BUILD_DIR [GIB] [WORK_DIR]      (IO_CHECK_SKIP_TESTS=1: skip step 1)
+#   apps/bench/io_gpu_check.sh BUILD_DIR [GIB] [WORK_DIR]      (IO_CHECK_SKIP_TESTS=1: skip step 1;
+#   IO_REPS: runs per figure, median printed, default 3)
 set -euo pipefail
 build=$(cd "${1:?usage: io_gpu_check.sh BUILD_DIR [GIB] [WORK_DIR]}" && pwd)
 gib=${2:-2}
@@ -33,11 +34,12 @@ else
 fi
 
 echo "== 3. bench_io beside tensorstore ($gib GiB float32, chunks 64x1024x1024)"
-peer=$($py "$root/apps/bench/peers/tensorstore_io.py" --gib "$gib" --chunk 64 --dir "$work/bench_ts")
+reps=${IO_REPS:-3}  # every figure the median of this many runs, on both sides (disk figures vary 20%)
+peer=$($py "$root/apps/bench/peers/tensorstore_io.py" --gib "$gib" --chunk 64 --dir "$work/bench_ts" --reps "$reps")
 echo "$peer" | grep -v '^RESULT'
 for np in 1 4; do
   ours=$("${run[@]}" --np "$np" "$build/apps/bench_io" --gib "$gib" --zarr-chunk 64 --dir "$work/bench" \
-           --formats npy,zarr,zarr3,zarr3-shard${IO_CHECK_HDF5:+,hdf5} --codecs raw,blosc-lz4) || status=1
+           --formats npy,zarr,zarr3,zarr3-shard${IO_CHECK_HDF5:+,hdf5} --codecs raw,blosc-lz4 --reps "$reps") || status=1
   echo "$ours" | grep -v '^RESULT'
   echo "-- $np rank(s): Tessera / tensorstore (tensorstore: one process, all cores)"
   printf '%-8s %-10s %-12s %10s %12s %8s\n' format codec op tessera tensorstore ratio

@@ -4,7 +4,7 @@ raw and Blosc-LZ4 (shuffle, level 5). Prints "RESULT tensorstore FORMAT CODEC OP
 (OP: write, write+fsync, read-warm, read-cold) as bench_io does; apps/bench/io_gpu_check.sh pairs
 them. One process: tensorstore uses every core on its own thread pools.
 
-  python3 apps/bench/peers/tensorstore_io.py [--gib 2] [--chunk 64] [--dir DIR]
+  python3 apps/bench/peers/tensorstore_io.py [--gib 2] [--chunk 64] [--dir DIR] [--reps N]
 """
 import argparse
 import os
@@ -60,6 +60,7 @@ def main():
     p.add_argument("--dir", default="tensorstore_io.out")
     p.add_argument("--formats", default="zarr,zarr3")
     p.add_argument("--codecs", default="raw,blosc-lz4")
+    p.add_argument("--reps", type=int, default=1, help="repetitions of every measurement (median printed)")
     a = p.parse_args()
     n0 = max(1, int(a.gib * 256))
     shape, chunks = [n0, 1024, 1024], [a.chunk, 1024, 1024]
@@ -71,14 +72,18 @@ def main():
         for codec in a.codecs.split(","):
             path = os.path.join(os.path.abspath(a.dir), "ts.%s.%s" % (fmt, codec))
             s = spec(fmt, codec, path, shape, chunks)
-            t = ts.open(s, create=True, delete_existing=True).result()
-            w, _ = timed(lambda: t.write(data).result())
-            warm, got = timed(lambda: ts.open(s).result().read().result())
-            # write+fsync as bench_io times it: a second write (tensorstore's file driver fsyncs
-            # every file it writes by default), then fsync and drop of every file
-            t = ts.open(s, create=True, delete_existing=True).result()
-            durable, _ = timed(lambda: (t.write(data).result(), sync_and_drop(path)))
-            cold, got = timed(lambda: ts.open(s).result().read().result())
+            runs = []
+            for _ in range(a.reps):
+                t = ts.open(s, create=True, delete_existing=True).result()
+                w, _ = timed(lambda: t.write(data).result())
+                warm, got = timed(lambda: ts.open(s).result().read().result())
+                # write+fsync as bench_io times it: a second write (tensorstore's file driver
+                # fsyncs every file it writes by default), then fsync and drop of every file
+                t = ts.open(s, create=True, delete_existing=True).result()
+                durable, _ = timed(lambda: (t.write(data).result(), sync_and_drop(path)))
+                cold, got = timed(lambda: ts.open(s).result().read().result())
+                runs.append((w, warm, durable, cold))
+            w, warm, durable, cold = (sorted(r[k] for r in runs)[len(runs) // 2] for k in range(4))
             if not np.array_equal(got, data):
                 raise SystemExit("tensorstore_io: %s %s read back differs" % (fmt, codec))
             gb = [nbytes / w / 1e9, nbytes / durable / 1e9, nbytes / warm / 1e9, nbytes / cold / 1e9]
