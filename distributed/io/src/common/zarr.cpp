@@ -273,15 +273,20 @@ bool read_shard_part(const fs::path& p, const ShardSpec& s, const detail::ChunkT
 }
 
 // Writes the pieces one after the other to `p`.tmp and renames it to `p` (never half a file under
-// p; POSIX I/O: errors carry errno; durable fsyncs first).
+// p; POSIX I/O: errors carry errno; durable fsyncs first). Durable writes go out in slices, each
+// handed to writeback as soon as it is in the page cache (sync_file_range), so that the disk
+// writes while the rest is copied: all-then-fsync left it idle during the copies (0.86x
+// tensorstore's durable raw write on an H200 machine).
 void write_file(const fs::path& p, const std::vector<std::string_view>& pieces, bool durable) {
+  constexpr std::size_t kSlice = std::size_t(16) << 20;
   const fs::path tmp = p.string() + ".tmp";
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) sys_fail("cannot create", tmp);
-  std::size_t at = 0;
+  std::size_t at = 0, queued = 0;  // queued: bytes handed to writeback
   for (const auto piece : pieces)
     for (std::size_t done = 0; done < piece.size();) {
-      const ssize_t w = ::pwrite(fd, piece.data() + done, piece.size() - done, static_cast<off_t>(at));
+      const std::size_t n = durable ? std::min(piece.size() - done, kSlice) : piece.size() - done;
+      const ssize_t w = ::pwrite(fd, piece.data() + done, n, static_cast<off_t>(at));
       if (w < 0 && errno == EINTR) continue;
       if (w <= 0) {
         const int e = errno;
@@ -290,7 +295,14 @@ void write_file(const fs::path& p, const std::vector<std::string_view>& pieces, 
         sys_fail("cannot write", tmp);
       }
       done += static_cast<std::size_t>(w), at += static_cast<std::size_t>(w);
+#ifdef SYNC_FILE_RANGE_WRITE
+      if (durable && at - queued >= kSlice) {  // a hint: errors surface in the fsync below
+        (void)::sync_file_range(fd, static_cast<off_t>(queued), static_cast<off_t>(at - queued), SYNC_FILE_RANGE_WRITE);
+        queued = at;
+      }
+#endif
     }
+  (void)queued;
   if (durable && ::fsync(fd) != 0) ::close(fd), sys_fail("cannot fsync", tmp);
   if (::close(fd) != 0) sys_fail("cannot close", tmp);
   if (::rename(tmp.c_str(), p.c_str()) != 0) sys_fail("cannot rename to", p);
