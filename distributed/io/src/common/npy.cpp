@@ -16,7 +16,7 @@
 #include "../detail/mpiio_policy.hpp"
 #include "../detail/npy_mpiio.hpp"
 #include "../detail/zarr_codecs.hpp"
-#include "../detail/zarr_store.hpp"
+#include "../detail/staging.hpp"
 #include "tessera/distributed/consistency.hpp"
 #include "tessera/local/basic_ops.hpp"
 #include "tessera/local/element_types.hpp"

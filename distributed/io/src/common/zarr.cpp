@@ -19,6 +19,7 @@
 
 #include "../detail/error_text.hpp"
 #include "../detail/io_threads.hpp"
+#include "../detail/staging.hpp"
 #include "../detail/zarr_codecs.hpp"
 #include "../detail/zarr_meta.hpp"
 #include "../detail/zarr_store.hpp"

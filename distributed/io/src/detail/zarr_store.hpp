@@ -33,10 +33,6 @@ struct ZarrShard {
 void save_zarr_host(const std::string& dir, const ZarrShard& s, const std::vector<std::int64_t>& chunks,
                     const ZarrWriteOptions& o);
 void load_zarr_host(const std::string& dir, const ZarrShard& s);
-// Pinned host memory of at least `bytes`, kept by the current Context between calls and shared by
-// save/load of every format (pinned allocations cost about a second per GiB). Valid until the
-// next call on this Context.
-void* staging(std::size_t bytes);
 // Bytes staged per stage() call (default 64 MiB, at least one row); tests shrink it.
 void set_zarr_stage_bytes(std::size_t bytes);
 std::size_t zarr_stage_bytes();
