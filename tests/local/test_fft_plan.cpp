@@ -1,4 +1,4 @@
-// Local FFT plans against a direct O(N^2) DFT in long double, for every layout the distributed
+// Local FFT plans against a DFT in long double, for every layout the distributed
 // FFT relies on: 1-3-D, c2c/r2c/c2r, odd sizes, strided batches, padded embeds, in place.
 #include <gtest/gtest.h>
 
@@ -10,6 +10,7 @@
 #include <numbers>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "device_test.hpp"
@@ -18,6 +19,7 @@
 #include "tessera/local/error.hpp"
 #include "tessera/local/fft_plan.hpp"
 #include "tessera/local/memory.hpp"
+#include "tessera/local/settings.hpp"
 
 namespace fft = tessera::local::fft;
 using fft::Direction;
@@ -53,21 +55,27 @@ long long offset(const PlanDesc& d, bool input, long long b, long long flat) {
   return b * (input ? d.idist : d.odist) + off * (input ? d.istride : d.ostride);
 }
 
-// Direct DFT of `batch` contiguous arrays of dims n; each phase term reduced mod 1 for accuracy.
+// DFT of `batch` contiguous arrays of dims n in long double, one axis at a time (exact phases
+// from a table indexed by j*k mod n).
 std::vector<cld> dft(const std::vector<cld>& x, const PlanDesc& d, int sign) {
   const long long N = count(d, d.n);
-  std::vector<cld> y(x.size());
-  for (long long b = 0; b < d.batch; ++b)
-    for (long long k = 0; k < N; ++k) {
-      cld acc = 0;
-      for (long long j = 0; j < N; ++j) {
-        long double phase = 0;
-        for (long long a = d.rank - 1, kk = k, jj = j; a >= 0; kk /= d.n[a], jj /= d.n[a], --a)
-          phase += static_cast<long double>((kk % d.n[a]) * (jj % d.n[a]) % d.n[a]) / d.n[a];
-        acc += x[b * N + j] * std::polar(1.0L, sign * 2 * std::numbers::pi_v<long double> * phase);
-      }
-      y[b * N + k] = acc;
-    }
+  std::vector<cld> y = x;
+  for (int a = 0; a < d.rank; ++a) {
+    const long long n = d.n[a];
+    long long in = 1;
+    for (int b = a + 1; b < d.rank; ++b) in *= d.n[b];
+    std::vector<cld> w(n);
+    for (long long m = 0; m < n; ++m)
+      w[m] = std::polar(1.0L, sign * 2 * std::numbers::pi_v<long double> * m / n);
+    const std::vector<cld> t = y;
+    for (long long base = 0; base < d.batch * N; base += n * in)
+      for (long long i = 0; i < in; ++i)
+        for (long long k = 0; k < n; ++k) {
+          cld acc = 0;
+          for (long long j = 0; j < n; ++j) acc += t[base + j * in + i] * w[(j * k) % n];
+          y[base + k * in + i] = acc;
+        }
+  }
   return y;
 }
 
@@ -139,8 +147,11 @@ std::vector<cld> run(const PlanDesc& desc, Direction dir, const std::vector<cld>
 }
 
 // Checks one transform against the direct DFT; c2r gets the exact half spectrum of real data.
-void check(const PlanDesc& desc, Direction dir, bool own_work = false) {
-  const PlanDesc d = fft::normalize(desc);
+// A nonzero `scale` makes it a plan with that fixed store scale (PlanDesc::store_scale).
+void check(const PlanDesc& desc, Direction dir, bool own_work = false, double scale = 0) {
+  PlanDesc d = fft::normalize(desc);
+  fft::StoreMultiply m;
+  if (scale != 0) d.store_multiply = true, d.store_scale = m.scale = scale;
   const long long N = count(d, d.n);
   std::mt19937 gen(42);
   std::uniform_real_distribution<double> u(-1, 1);
@@ -154,9 +165,12 @@ void check(const PlanDesc& desc, Direction dir, bool own_work = false) {
     for (auto& v : x) v *= static_cast<long double>(N);
     want = x;
   }
+  if (scale != 0)
+    for (auto& v : want) v *= static_cast<long double>(scale);
+  const auto* mult = scale != 0 ? &m : nullptr;
   const bool sp = d.precision == Precision::single;
-  const double err = sp ? rel_err(run<float>(d, dir, in, own_work), want)
-                        : rel_err(run<double>(d, dir, in, own_work), want);
+  const double err = sp ? rel_err(run<float>(d, dir, in, own_work, mult), want)
+                        : rel_err(run<double>(d, dir, in, own_work, mult), want);
   EXPECT_LE(err, sp ? 1e-5 : 1e-12) << fft::to_string(d) << (dir == Direction::forward ? " forward" : " backward");
 }
 
@@ -315,6 +329,39 @@ TYPED_TEST(FftPlan, StoreMultiplyScalesEveryOutputElement) {
                tessera::InvalidArgument);
   fixed.store_spectral = true;
   EXPECT_THROW(fft::get_plan(fixed), tessera::InvalidArgument);
+}
+
+// 3-D plans whose outermost length has Tessera's axis pass (256, 512, 1024) run split on GPUs
+// (the pass, then a batched 2-D cuFFT) as TESSERA_FFT_AXIS_KERNEL says; every mode and tile gives
+// the DFT: c2c both ways, c2r preserving, clobbering and in place, scaled and not, tails of columns.
+TYPED_TEST(FftPlan, SplitAxisPlansMatchTheDft) {
+  using Mode = tessera::Settings::FftAxisKernel;
+  const Device dev = this->device();
+  const tessera::Settings saved = tessera::settings();
+  for (auto [mode, tile] : {std::pair{Mode::all, 64}, std::pair{Mode::all, 128}, std::pair{Mode::scaled, 128}}) {
+    tessera::Settings s = saved;
+    s.fft_axis_kernel = mode;
+    s.fft_axis_tile = tile;
+    if (dev.is_host() && mode != Mode::all) continue;  // FFTW either way
+    tessera::set_settings(s);
+    fft::clear_plan_cache();  // plans pick their form when made
+    for (auto dir : {Direction::forward, Direction::backward}) {
+      check_both(fft::make_desc(dev, Kind::c2c, Precision::double_, {256, 2, 3}, 2), dir);
+      check(fft::make_desc(dev, Kind::c2c, Precision::single, {512, 3, 1}, 1, true), dir, false, 0.25);
+    }
+    check(fft::make_desc(dev, Kind::c2c, Precision::double_, {256, 5, 3}), Direction::backward, true, 1.0 / 3840);
+    check(fft::make_desc(dev, Kind::c2c, Precision::single, {1024, 1, 2}), Direction::backward, false, 0.5);
+    for (auto p : {Precision::single, Precision::double_}) {
+      check(fft::make_desc(dev, Kind::c2r, p, {256, 2, 4}, 2), Direction::backward, false, 0.5);
+      check(fft::make_desc(dev, Kind::c2r, p, {256, 3, 5}, 1, true), Direction::backward, false, 2.0);
+      auto clobber = fft::make_desc(dev, Kind::c2r, p, {512, 1, 6});
+      clobber.preserve_input = false;
+      check(clobber, Direction::backward, true, 0.125);
+      check(clobber, Direction::backward);
+    }
+  }
+  tessera::set_settings(saved);
+  fft::clear_plan_cache();
 }
 
 TYPED_TEST(FftPlan, InPlaceRealTransformsRoundTrip) {

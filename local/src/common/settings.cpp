@@ -104,6 +104,16 @@ Settings Settings::parse(const Lookup& get) {
   s.copy_engine = parse_bool(get, "TESSERA_COPY_ENGINE", s.copy_engine);
   s.fft_callbacks = parse_bool(get, "TESSERA_FFT_CALLBACKS", s.fft_callbacks);
   s.fft_patient_jit = parse_bool(get, "TESSERA_FFT_PATIENT_JIT", s.fft_patient_jit);
+  if (auto v = get("TESSERA_FFT_AXIS_KERNEL"); v && !v->empty()) {
+    if (*v == "off") s.fft_axis_kernel = Settings::FftAxisKernel::off;
+    else if (*v == "scaled") s.fft_axis_kernel = Settings::FftAxisKernel::scaled;
+    else if (*v == "all") s.fft_axis_kernel = Settings::FftAxisKernel::all;
+    else bad("TESSERA_FFT_AXIS_KERNEL", *v, "off, scaled or all");
+  }
+  if (auto v = get("TESSERA_FFT_AXIS_TILE"); v && !v->empty()) {
+    s.fft_axis_tile = parse_int(get, "TESSERA_FFT_AXIS_TILE", 0, 0, "64 or 128");
+    if (s.fft_axis_tile != 64 && s.fft_axis_tile != 128) bad("TESSERA_FFT_AXIS_TILE", *v, "64 or 128");
+  }
   if (auto v = get("TESSERA_MPIIO_COLLECTIVE"); v && !v->empty())
     s.mpiio_collective = parse_bool(get, "TESSERA_MPIIO_COLLECTIVE", false);
   if (auto v = get("TESSERA_TRANSPORT"); v && !v->empty()) {
@@ -151,6 +161,10 @@ std::string Settings::str() const {
     << "TESSERA_COPY_ENGINE=" << b(copy_engine) << "\n"
     << "TESSERA_FFT_CALLBACKS=" << b(fft_callbacks) << "\n"
     << "TESSERA_FFT_PATIENT_JIT=" << b(fft_patient_jit) << "\n"
+    << "TESSERA_FFT_AXIS_KERNEL="
+    << (fft_axis_kernel == FftAxisKernel::off ? "off" : fft_axis_kernel == FftAxisKernel::all ? "all" : "scaled")
+    << "    (3-D cuFFT plans split into Tessera's outermost-axis pass + 2-D cuFFT)\n"
+    << "TESSERA_FFT_AXIS_TILE=" << fft_axis_tile << "    (bytes of a row per block of that pass)\n"
     << "TESSERA_MPIIO_COLLECTIVE=" << (mpiio_collective ? b(*mpiio_collective) : "") << "    (empty: by the MPI)\n"
     << "TESSERA_TRANSPORT=" << transport_name(transport) << "    (auto, nccl, nccl-window, ipc, mpi)\n"
     << "TESSERA_IO_THREADS=" << io_threads << "    (0: the cores the rank is bound to, else hardware threads / ranks on the node)\n";

@@ -1,0 +1,103 @@
+// The outermost-axis FFT pass (the algorithm and its layout: ../detail/fft_axis0.hpp).
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <numbers>
+#include <string>
+#include <vector>
+
+#include "../detail/fft_axis0.hpp"
+#include "../detail/fft_axis0_cuda.hpp"
+#include "tessera/local/cuda_check.hpp"
+#include "tessera/local/error.hpp"
+
+namespace tessera::local::fft::detail {
+namespace {
+using axis0::Args;
+using axis0::Cx;
+
+// Two blocks to an SM (one computes while the other loads) where shared memory and registers
+// allow it: 64 KiB or less, and a register cap that holds the P or Q elements a thread keeps.
+template <class R, int P, int Q, int C>
+constexpr int min_blocks() {
+  constexpr int smem = C * P * Q * static_cast<int>(sizeof(Cx<R>));
+  constexpr int regs = (P > Q ? P : Q) * static_cast<int>(sizeof(Cx<R>)) / 4 + 24;
+  return smem <= 65536 && 65536 / (2 * C * P) >= regs ? 2 : 1;
+}
+
+template <class R, int P, int Q, int C>
+__global__ void __launch_bounds__(C * P, (min_blocks<R, P, Q, C>())) axis0_kernel(Args<R> a) {
+  extern __shared__ __align__(16) unsigned char raw[];
+  auto* sh = reinterpret_cast<Cx<R>*>(raw);
+  const long long col0 = static_cast<long long>(blockIdx.x) * C;
+  axis0::phase1<R, P, Q, C>(threadIdx.x, col0, blockIdx.y, a, sh);
+  __syncthreads();
+  axis0::phase2<R, P, Q, C>(threadIdx.x, col0, blockIdx.y, a, sh);
+}
+
+template <class R, int P, int Q, int C>
+void launch(const Args<R>& a, long long batch, cudaStream_t s) {
+  constexpr int smem = C * P * Q * static_cast<int>(sizeof(Cx<R>));
+  static const bool attr = [] {  // once per instance: beyond 48 KiB needs the opt-in
+    TESSERA_CHECK_CUDA(cudaFuncSetAttribute(axis0_kernel<R, P, Q, C>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    return true;
+  }();
+  (void)attr;
+  const dim3 grid(static_cast<unsigned>((a.cols + C - 1) / C), static_cast<unsigned>(batch));
+  axis0_kernel<R, P, Q, C><<<grid, C * P, smem, s>>>(a);
+  TESSERA_CHECK_CUDA(cudaGetLastError());
+}
+
+template <class R, int C>
+void dispatch_n(const Args<R>& a, long long n, long long batch, cudaStream_t s) {
+  switch (n) {
+    case 1024: return launch<R, 32, 32, C>(a, batch, s);
+    case 512: return launch<R, 32, 16, C>(a, batch, s);
+    case 256: return launch<R, 16, 16, C>(a, batch, s);
+  }
+  throw InvalidArgument("fft axis-0 pass: length " + std::to_string(n) + " is not 256, 512 or 1024");
+}
+
+template <class R>
+void dispatch(const Args<R>& a, long long n, long long batch, int tile_bytes, cudaStream_t s) {
+  constexpr int row = static_cast<int>(sizeof(Cx<R>));
+  if (tile_bytes == 64) return dispatch_n<R, 64 / row>(a, n, batch, s);
+  return dispatch_n<R, 128 / row>(a, n, batch, s);
+}
+
+template <class R>
+void* twiddles(long long n) {
+  std::vector<Cx<R>> t(n);
+  for (long long m = 0; m < n; ++m) {
+    const long double phi = -2 * std::numbers::pi_v<long double> * m / n;
+    t[m] = {static_cast<R>(std::cos(phi)), static_cast<R>(std::sin(phi))};
+  }
+  void* d = nullptr;
+  TESSERA_CHECK_CUDA(cudaMalloc(&d, n * sizeof(Cx<R>)));
+  const cudaError_t e = cudaMemcpy(d, t.data(), n * sizeof(Cx<R>), cudaMemcpyHostToDevice);
+  if (e != cudaSuccess) (void)cudaFree(d);
+  TESSERA_CHECK_CUDA(e);
+  return d;
+}
+}  // namespace
+
+bool axis0_supported(long long n) { return axis0::factor_p(n) != 0; }
+
+void* axis0_twiddles(long long n, bool single) { return single ? twiddles<float>(n) : twiddles<double>(n); }
+
+void axis0_fft_cuda(const void* in, void* out, const void* tw, bool single, bool backward, long long n,
+                    long long cols, long long batch, long long dist, double scale, int tile_bytes, cudaStream_t s) {
+  if (cols <= 0 || batch <= 0) return;
+  if (batch > 65535)
+    throw InvalidArgument("fft axis-0 pass: batch " + std::to_string(batch) + " exceeds the grid's 65535");
+  if (single)
+    dispatch(Args<float>{static_cast<const Cx<float>*>(in), static_cast<Cx<float>*>(out),
+                         static_cast<const Cx<float>*>(tw), cols, dist, static_cast<float>(scale), backward},
+             n, batch, tile_bytes, s);
+  else
+    dispatch(Args<double>{static_cast<const Cx<double>*>(in), static_cast<Cx<double>*>(out),
+                          static_cast<const Cx<double>*>(tw), cols, dist, scale, backward},
+             n, batch, tile_bytes, s);
+}
+
+}  // namespace tessera::local::fft::detail

@@ -1,0 +1,139 @@
+// Internal: a length-N FFT along the outermost axis of row-major data (N = P*Q, P >= Q, both
+// powers of two <= 32), one pass over memory: the GPU kernel behind split cuFFT plans
+// (fft_cufft.cpp: this pass, then a batched 2-D cuFFT over the inner axes), carrying the plan's
+// scale in its stores. Written once for the kernel (src/cuda/fft_axis0.cu) and a host emulation
+// of one thread block (tests/local/test_fft_axis0.cpp checks the algorithm in CI).
+//
+// A block takes C adjacent columns (one 64- or 128-byte row segment) of all N rows. Four-step:
+// with n = n1 + P*n2 and k = k2 + Q*k1,
+//   X[k2 + Q*k1] = sum_n1 W_P^(n1 k1) W_N^(n1 k2) sum_n2 x[n1 + P*n2] W_Q^(n2 k2).
+// Phase 1: thread (c, n1) loads its Q elements (each warp load: whole row segments), does the
+// Q-point FFT in registers, multiplies by the twiddle and stores to shared memory [k2][n1][c].
+// Phase 2 (after a barrier): thread (c, k2) does the P-point FFT over n1 and stores row
+// k2 + Q*k1 times the scale. Every read of the block precedes every write, so in == out works.
+// Backward transforms conjugate on load and store (IFFT(x) = conj(FFT(conj(x)))).
+#pragma once
+#include "tessera/local/hd.hpp"
+
+namespace tessera::local::fft::detail::axis0 {
+
+template <class R>
+struct alignas(2 * sizeof(R)) Cx {
+  R x, y;
+};
+
+template <class R>
+TESSERA_HD inline Cx<R> mul(Cx<R> a, Cx<R> b) {
+  return {a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x};
+}
+
+// cos(pi k / 16), k = 0..8.
+TESSERA_HD constexpr double cos16(int k) {
+  return k == 0 ? 1.0 : k == 1 ? 0.98078528040323044913 : k == 2 ? 0.92387953251128675613
+       : k == 3 ? 0.83146961230254523708 : k == 4 ? 0.70710678118654752440 : k == 5 ? 0.55557023301960222474
+       : k == 6 ? 0.38268343236508977173 : k == 7 ? 0.19509032201612826785 : 0.0;
+}
+// exp(-2 pi i m / 32), m in [0, 32): constants once the register loops are unrolled.
+template <class R>
+TESSERA_HD constexpr Cx<R> root32(int m) {
+  const double c = m <= 8 ? cos16(m) : m <= 16 ? -cos16(16 - m) : m <= 24 ? -cos16(m - 16) : cos16(32 - m);
+  const double s = m <= 8 ? cos16(8 - m) : m <= 16 ? cos16(m - 8) : m <= 24 ? -cos16(24 - m) : -cos16(m - 24);
+  return {static_cast<R>(c), static_cast<R>(-s)};
+}
+
+template <int L>
+TESSERA_HD constexpr int bit_reverse(int i) {
+  int r = 0;
+  for (int b = 1; b < L; b <<= 1, i >>= 1) r = (r << 1) | (i & 1);
+  return r;
+}
+template <int L>
+constexpr int log2_of() {
+  int l = 0;
+  while ((1 << l) < L) ++l;
+  return l;
+}
+
+// In-register forward FFT of L <= 32 points (radix 2, decimation in time).
+template <int L, class R>
+TESSERA_HD inline void fft_registers(Cx<R> (&v)[L]) {
+#pragma unroll
+  for (int i = 0; i < L; ++i) {
+    const int j = bit_reverse<L>(i);
+    if (i < j) {
+      const Cx<R> t = v[i];
+      v[i] = v[j];
+      v[j] = t;
+    }
+  }
+#pragma unroll
+  for (int s = 1; s <= log2_of<L>(); ++s) {
+    const int len = 1 << s, half = len / 2;
+#pragma unroll
+    for (int i = 0; i < L; i += len) {
+#pragma unroll
+      for (int k = 0; k < half; ++k) {
+        const Cx<R> a = v[i + k], b = k == 0 ? v[i + k + half] : mul(v[i + k + half], root32<R>(k * (32 / len)));
+        v[i + k] = {a.x + b.x, a.y + b.y};
+        v[i + k + half] = {a.x - b.x, a.y - b.y};
+      }
+    }
+  }
+}
+
+// One transform's data: `in`/`out` (elements of Cx<R>) hold `batch` arrays of N rows of `cols`
+// columns each, `dist` elements apart; `tw[m]` = exp(-2 pi i m / N) for m < N.
+template <class R>
+struct Args {
+  const Cx<R>* in;
+  Cx<R>* out;
+  const Cx<R>* tw;
+  long long cols, dist;
+  R scale;
+  bool backward;
+};
+
+// The supported lengths and their factors (0 when unsupported).
+TESSERA_HD constexpr int factor_p(long long n) { return n == 1024 ? 32 : n == 512 ? 32 : n == 256 ? 16 : 0; }
+TESSERA_HD constexpr int factor_q(long long n) { return n == 1024 ? 32 : n == 512 ? 16 : n == 256 ? 16 : 0; }
+
+// Thread `t` of the block holding columns [col0, col0 + C) of batch b; `sh` has C*P*Q elements.
+template <class R, int P, int Q, int C>
+TESSERA_HD inline void phase1(int t, long long col0, long long b, const Args<R>& a, Cx<R>* sh) {
+  const int c = t % C, n1 = t / C;
+  const long long col = col0 + c;
+  Cx<R> v[Q];
+  if (col < a.cols) {
+    const Cx<R>* src = a.in + b * a.dist + col;
+#pragma unroll
+    for (int j = 0; j < Q; ++j) v[j] = src[(n1 + static_cast<long long>(P) * j) * a.cols];
+  } else {
+#pragma unroll
+    for (int j = 0; j < Q; ++j) v[j] = {R(0), R(0)};
+  }
+  if (a.backward) {
+#pragma unroll
+    for (int j = 0; j < Q; ++j) v[j].y = -v[j].y;
+  }
+  fft_registers<Q>(v);
+#pragma unroll
+  for (int k2 = 0; k2 < Q; ++k2) sh[(k2 * P + n1) * C + c] = k2 == 0 ? v[k2] : mul(v[k2], a.tw[n1 * k2]);
+}
+
+template <class R, int P, int Q, int C>
+TESSERA_HD inline void phase2(int t, long long col0, long long b, const Args<R>& a, const Cx<R>* sh) {
+  const int c = t % C, k2 = t / C;
+  const long long col = col0 + c;
+  if (k2 >= Q || col >= a.cols) return;
+  Cx<R> v[P];
+#pragma unroll
+  for (int n1 = 0; n1 < P; ++n1) v[n1] = sh[(k2 * P + n1) * C + c];
+  fft_registers<P>(v);
+  Cx<R>* dst = a.out + b * a.dist + col;
+  const R sy = a.backward ? -a.scale : a.scale;
+#pragma unroll
+  for (int k1 = 0; k1 < P; ++k1)
+    dst[(k2 + static_cast<long long>(Q) * k1) * a.cols] = {v[k1].x * a.scale, v[k1].y * sy};
+}
+
+}  // namespace tessera::local::fft::detail::axis0
