@@ -333,12 +333,14 @@ TYPED_TEST(FftPlan, StoreMultiplyScalesEveryOutputElement) {
 
 // 3-D plans whose outermost length has Tessera's axis pass (256, 512, 1024) run split on GPUs
 // (the pass, then a batched 2-D cuFFT) as TESSERA_FFT_AXIS_KERNEL says; every mode and tile gives
-// the DFT: c2c both ways, c2r preserving, clobbering and in place, scaled and not, tails of columns.
+// the DFT: c2c both ways, r2c and c2r (preserving, clobbering, in place), scaled and not, tails of
+// columns.
 TYPED_TEST(FftPlan, SplitAxisPlansMatchTheDft) {
   using Mode = tessera::Settings::FftAxisKernel;
   const Device dev = this->device();
   const tessera::Settings saved = tessera::settings();
-  for (auto [mode, tile] : {std::pair{Mode::all, 64}, std::pair{Mode::all, 128}, std::pair{Mode::scaled, 128}}) {
+  for (auto [mode, tile] : {std::pair{Mode::all, 64}, std::pair{Mode::all, 128}, std::pair{Mode::scaled, 128},
+                            std::pair{Mode::off, 128}}) {
     tessera::Settings s = saved;
     s.fft_axis_kernel = mode;
     s.fft_axis_tile = tile;
@@ -352,6 +354,9 @@ TYPED_TEST(FftPlan, SplitAxisPlansMatchTheDft) {
     check(fft::make_desc(dev, Kind::c2c, Precision::double_, {256, 5, 3}), Direction::backward, true, 1.0 / 3840);
     check(fft::make_desc(dev, Kind::c2c, Precision::single, {1024, 1, 2}), Direction::backward, false, 0.5);
     for (auto p : {Precision::single, Precision::double_}) {
+      check(fft::make_desc(dev, Kind::r2c, p, {256, 2, 4}, 2), Direction::forward);
+      check(fft::make_desc(dev, Kind::r2c, p, {512, 3, 5}, 1, true), Direction::forward, false, 0.25);
+      check(fft::make_desc(dev, Kind::r2c, p, {256, 1, 7}), Direction::forward, true, 1.0 / 1792);
       check(fft::make_desc(dev, Kind::c2r, p, {256, 2, 4}, 2), Direction::backward, false, 0.5);
       check(fft::make_desc(dev, Kind::c2r, p, {256, 3, 5}, 1, true), Direction::backward, false, 2.0);
       auto clobber = fft::make_desc(dev, Kind::c2r, p, {512, 1, 6});

@@ -62,7 +62,7 @@ TEST(Settings, ReadsEveryVariable) {
                            {"TESSERA_TRANSPORT", "nccl-window"},
                            {"TESSERA_FFT_CALLBACKS", "0"},
                            {"TESSERA_FFT_PATIENT_JIT", "1"},
-                           {"TESSERA_FFT_AXIS_KERNEL", "all"},
+                           {"TESSERA_FFT_AXIS_KERNEL", "scaled"},
                            {"TESSERA_FFT_AXIS_TILE", "64"},
                            {"OMPI_COMM_WORLD_RANK", "5"}});
   EXPECT_EQ(s.device, "cuda:1");
@@ -85,9 +85,10 @@ TEST(Settings, ReadsEveryVariable) {
   EXPECT_EQ(s.transport, tessera::Transport::nccl_window);
   EXPECT_FALSE(s.fft_callbacks);
   EXPECT_TRUE(s.fft_patient_jit);
-  EXPECT_EQ(s.fft_axis_kernel, Settings::FftAxisKernel::all);
+  EXPECT_EQ(s.fft_axis_kernel, Settings::FftAxisKernel::scaled);
   EXPECT_EQ(s.fft_axis_tile, 64);
-  EXPECT_EQ(from({}).fft_axis_kernel, Settings::FftAxisKernel::scaled);
+  EXPECT_EQ(from({}).fft_axis_kernel, Settings::FftAxisKernel::all);
+  EXPECT_EQ(from({}).fft_axis_tile, 128);
   EXPECT_FALSE(error_of({{"TESSERA_FFT_AXIS_KERNEL", "sometimes"}}).empty());
   EXPECT_FALSE(error_of({{"TESSERA_FFT_AXIS_TILE", "96"}}).empty());
   EXPECT_EQ(from({}).transport, tessera::Transport::automatic);
@@ -98,7 +99,7 @@ TEST(Settings, ReadsEveryVariable) {
   EXPECT_NE(bad.find("nccl-window"), std::string::npos) << bad;
   for (const char* name : {"TESSERA_DEVICE=cuda:1", "TESSERA_NCCL=0", "TESSERA_EXCHANGE_CHUNKS=3", "TESSERA_FFT_CHUNKS=8",
                            "TESSERA_IO_THREADS=6", "TESSERA_TRANSPORT=nccl-window", "TESSERA_FFT_CALLBACKS=0",
-                           "TESSERA_FFT_AXIS_KERNEL=all", "TESSERA_FFT_AXIS_TILE=64"})
+                           "TESSERA_FFT_AXIS_KERNEL=scaled", "TESSERA_FFT_AXIS_TILE=64"})
     EXPECT_NE(s.str().find(name), std::string::npos) << name << " missing from\n" << s.str();
 }
 

@@ -84,14 +84,16 @@ std::atomic<bool>& callback_refused(const PlanDesc& d) {
 }
 
 // Whether a 3-D plan runs split (TESSERA_FFT_AXIS_KERNEL): Tessera's pass along axis 0
-// (fft_axis0.hpp), then a batched 2-D cuFFT over axes 1 and 2. A fixed scale then rides on the
-// pass's stores, where a cuFFT store callback measured 0.9 ms on a 1024^3 c64 transform (H200).
-// Packed layouts (the distributed FFT's 1-rank case) and the pass's lengths only.
+// (fft_axis0.hpp) and a batched 2-D cuFFT over axes 1 and 2 (r2c: the 2-D pass first). A fixed
+// scale rides on the pass's stores, where a cuFFT store callback cost 0.9 ms on a 1024^3 c64
+// transform; and the two passes beat one 3-D cuFFT plan (on an H200, c64: 1024^3 13.69 against
+// 14.89 ms, 512^3 1.77 against 1.86). Packed layouts (the distributed FFT's 1-rank case) and the
+// pass's lengths only.
 bool split_eligible(const PlanDesc& d) {
   using Mode = Settings::FftAxisKernel;
   const Mode mode = settings().fft_axis_kernel;
   const bool scaled = d.store_multiply && !d.store_spectral && d.store_scale != 0;
-  if (mode == Mode::off || d.rank != 3 || d.kind == Kind::r2c || !axis0_supported(d.n[0]) || d.batch > 65535 ||
+  if (mode == Mode::off || d.rank != 3 || !axis0_supported(d.n[0]) || d.batch > 65535 ||
       (d.store_multiply && !scaled) || (mode == Mode::scaled && !scaled))
     return false;
   PlanDesc p = make_desc(d.device, d.kind, d.precision, {d.n[0], d.n[1], d.n[2]}, d.batch, d.in_place);
@@ -107,7 +109,8 @@ class CufftPlan final : public PlanBackend {
     DeviceGuard guard(d.device);
     if (split_) {
       try {
-        // c2c: the 2-D pass runs in place on the output; c2r: from the pass's output to `out`.
+        // c2c: the 2-D pass runs in place on the output; c2r: from the pass's output to `out`;
+        // r2c: from `in` to `out`, then the axis pass in place there.
         cu_ = normalize(make_desc(d.device, d.kind, d.precision, {d.n[1], d.n[2]}, d.n[0] * d.batch,
                                   d.kind == Kind::c2c || d.in_place));
         tw_ = axis0_twiddles(d.n[0], d.precision == Precision::single);
@@ -204,18 +207,30 @@ class CufftPlan final : public PlanBackend {
 
  private:
   // The split plan: the axis-0 pass (with the fixed scale) from `in` to the 2-D pass's input,
-  // then the 2-D pass.
+  // then the 2-D pass; r2c the other way round.
   void execute_split(void* in, void* out, Direction dir, cudaStream_t stream, void* work,
                      const StoreMultiply* mult) const {
-    const bool c2r = d_.kind == Kind::c2r, single = d_.precision == Precision::single;
-    const long long cols = d_.n[1] * (c2r ? d_.n[2] / 2 + 1 : d_.n[2]);
-    // A preserving c2r's pass writes the copy that cuFFT may clobber; others run in place there.
-    void* mid = !c2r ? out : copy_bytes_ ? work : in;
-    axis0_fft_cuda(in, mid, tw_, single, dir == Direction::backward, d_.n[0], cols, d_.batch,
-                   d_.n[0] * cols, mult ? d_.store_scale : 1.0, settings().fft_axis_tile, stream);
+    const bool single = d_.precision == Precision::single;
+    const long long cols = d_.n[1] * (d_.kind == Kind::c2c ? d_.n[2] : d_.n[2] / 2 + 1);
+    auto pass = [&](const void* src, void* dst) {
+      axis0_fft_cuda(src, dst, tw_, single, dir == Direction::backward, d_.n[0], cols, d_.batch, d_.n[0] * cols,
+                     mult ? d_.store_scale : 1.0, settings().fft_axis_tile, stream);
+    };
     std::lock_guard<std::mutex> lock(mu_);
     TESSERA_CHECK_CUFFT(cufftSetStream(handle_, stream));
     if (cufft_work_) TESSERA_CHECK_CUFFT(cufftSetWorkArea(handle_, static_cast<char*>(work) + copy_bytes_));
+    switch (type_) {
+      case CUFFT_R2C:
+        TESSERA_CHECK_CUFFT(cufftExecR2C(handle_, static_cast<cufftReal*>(in), static_cast<cufftComplex*>(out)));
+        return pass(out, out);
+      case CUFFT_D2Z:
+        TESSERA_CHECK_CUFFT(cufftExecD2Z(handle_, static_cast<cufftDoubleReal*>(in), static_cast<cufftDoubleComplex*>(out)));
+        return pass(out, out);
+      default: break;
+    }
+    // A preserving c2r's pass writes the copy that cuFFT may clobber; others run in place there.
+    void* mid = d_.kind == Kind::c2c ? out : copy_bytes_ ? work : in;
+    pass(in, mid);
     const int sign = static_cast<int>(dir);
     switch (type_) {
       case CUFFT_C2C:

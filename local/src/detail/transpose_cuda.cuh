@@ -19,7 +19,7 @@ constexpr int kTile = 32, kRows = 8, kBatch = 4;  // tile edge, thread rows, bat
 
 struct Geometry {
   index_t m = 0, n = 0;                // extents: the source's unit-stride axis, the destination's
-  index_t sm = 0, dm = 0, sn = 0, dn = 0;  // their strides in source and destination
+  index_t dm = 0, sn = 0;              // m's stride in dst, n's in src (1 in the other)
   int batches = 0;                     // the other axes
   index_t be[kBatch] = {}, bs[kBatch] = {}, bd[kBatch] = {};
   index_t batch_count = 1;
@@ -40,14 +40,14 @@ __global__ void tile_kernel(T* __restrict__ dst, const T* __restrict__ src, Geom
     const index_t m = m0 + threadIdx.x;
     for (int j = threadIdx.y; j < kTile; j += kRows) {
       const index_t n = n0 + j;
-      if (m < g.m && n < g.n) tile[j][threadIdx.x] = src[so + m * g.sm + n * g.sn];
+      if (m < g.m && n < g.n) tile[j][threadIdx.x] = src[so + m + n * g.sn];
     }
     __syncthreads();
     // Write along n (the destination's unit stride): threadIdx.x walks n.
     const index_t n = n0 + threadIdx.x;
     for (int j = threadIdx.y; j < kTile; j += kRows) {
       const index_t mm = m0 + j;
-      if (mm < g.m && n < g.n) dst[doff + mm * g.dm + n * g.dn] = tile[threadIdx.x][j];
+      if (mm < g.m && n < g.n) dst[doff + mm * g.dm + n] = tile[threadIdx.x][j];
     }
     __syncthreads();
   }
@@ -69,7 +69,7 @@ bool geometry(const Array6<T>& dst, const Array6<T>& src, Geometry& g) {
     if (src.strides()[axes[k]] == 1) p = axes[k];
   if (p < 0 || dst.shape()[p] < kTile || dst.shape()[last] < kTile) return false;
   g.m = dst.shape()[p], g.n = dst.shape()[last];
-  g.sm = 1, g.dm = dst.strides()[p], g.sn = src.strides()[last], g.dn = 1;
+  g.dm = dst.strides()[p], g.sn = src.strides()[last];
   for (int k = 0; k < n - 1; ++k) {
     const int a = axes[k];
     if (a == p) continue;

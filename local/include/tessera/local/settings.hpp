@@ -49,13 +49,13 @@ struct Settings {
   // TESSERA_FFT_PATIENT_JIT=1: cuFFT plans with a store callback are planned with cuFFT's patient
   // JIT (NVFFT_PLAN_PROPERTY_INT64_PATIENT_JIT): slower planning, kernels compiled for the size.
   bool fft_patient_jit = false;
-  // TESSERA_FFT_AXIS_KERNEL: which 3-D cuFFT plans (c2c and c2r, packed, outermost length 256, 512
-  // or 1024) run as Tessera's outermost-axis pass plus a batched 2-D cuFFT: "scaled" (those that
-  // carry a fixed scale, e.g. normalized backward transforms: the scale rides on the pass's
-  // stores instead of a cuFFT callback), "all", or "off" (one 3-D cuFFT plan).
+  // TESSERA_FFT_AXIS_KERNEL: which 3-D cuFFT plans (packed, outermost length 256, 512 or 1024) run
+  // as Tessera's outermost-axis pass plus a batched 2-D cuFFT: "all" (faster than one 3-D cuFFT
+  // plan on an H200), "scaled" (only those that carry a fixed scale, e.g. normalized backward
+  // transforms: the scale rides on the pass's stores instead of a cuFFT callback), or "off".
   enum class FftAxisKernel : int { off, scaled, all };
-  FftAxisKernel fft_axis_kernel = FftAxisKernel::scaled;
-  // TESSERA_FFT_AXIS_TILE: bytes of a row a block of that pass takes, 64 or 128.
+  FftAxisKernel fft_axis_kernel = FftAxisKernel::all;
+  // TESSERA_FFT_AXIS_TILE: bytes of a row a block of that pass takes, 64 or 128 (faster).
   int fft_axis_tile = 128;
   // TESSERA_MPIIO_COLLECTIVE=1 / =0: collective / independent MPI-IO calls for .npy; unset: chosen
   // by the MPI (independent under Open MPI 4, see the README).
