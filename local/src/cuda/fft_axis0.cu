@@ -38,11 +38,8 @@ __global__ void __launch_bounds__(C * P, (min_blocks<R, P, Q, C>())) axis0_kerne
 template <class R, int P, int Q, int C>
 void launch(const Args<R>& a, long long batch, cudaStream_t s) {
   constexpr int smem = C * P * Q * static_cast<int>(sizeof(Cx<R>));
-  static const bool attr = [] {  // once per instance: beyond 48 KiB needs the opt-in
-    TESSERA_CHECK_CUDA(cudaFuncSetAttribute(axis0_kernel<R, P, Q, C>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    return true;
-  }();
-  (void)attr;
+  // Beyond 48 KiB needs the opt-in, which is per device: set on every launch (a host-side call).
+  TESSERA_CHECK_CUDA(cudaFuncSetAttribute(axis0_kernel<R, P, Q, C>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   const dim3 grid(static_cast<unsigned>((a.cols + C - 1) / C), static_cast<unsigned>(batch));
   axis0_kernel<R, P, Q, C><<<grid, C * P, smem, s>>>(a);
   TESSERA_CHECK_CUDA(cudaGetLastError());
@@ -81,7 +78,12 @@ void* twiddles(long long n) {
 }
 }  // namespace
 
-bool axis0_supported(long long n) { return axis0::factor_p(n) != 0; }
+bool axis0_supported(long long n, int tile_bytes, int device) {
+  if (axis0::factor_p(n) == 0) return false;
+  int most = 0;
+  TESSERA_CHECK_CUDA(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return static_cast<long long>(tile_bytes) * n <= most;
+}
 
 void* axis0_twiddles(long long n, bool single) { return single ? twiddles<float>(n) : twiddles<double>(n); }
 

@@ -93,8 +93,8 @@ bool split_eligible(const PlanDesc& d) {
   using Mode = Settings::FftAxisKernel;
   const Mode mode = settings().fft_axis_kernel;
   const bool scaled = d.store_multiply && !d.store_spectral && d.store_scale != 0;
-  if (mode == Mode::off || d.rank != 3 || !axis0_supported(d.n[0]) || d.batch > 65535 ||
-      (d.store_multiply && !scaled) || (mode == Mode::scaled && !scaled))
+  if (mode == Mode::off || d.rank != 3 || d.batch > 65535 || (d.store_multiply && !scaled) ||
+      (mode == Mode::scaled && !scaled) || !axis0_supported(d.n[0], settings().fft_axis_tile, d.device.index()))
     return false;
   PlanDesc p = make_desc(d.device, d.kind, d.precision, {d.n[0], d.n[1], d.n[2]}, d.batch, d.in_place);
   p.preserve_input = d.preserve_input;

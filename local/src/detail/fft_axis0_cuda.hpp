@@ -4,8 +4,10 @@
 
 namespace tessera::local::fft::detail {
 
-// Whether a length along the outermost axis has the pass (256, 512, 1024).
-bool axis0_supported(long long n);
+// Whether a length along the outermost axis has the pass (256, 512, 1024), and whether the
+// device gives a block the shared memory it takes (tile_bytes * n: 128 KiB at 1024 with 128-byte
+// tiles, which GPUs before sm_80 and sm_86/89 do not).
+bool axis0_supported(long long n, int tile_bytes, int device);
 // exp(-2 pi i m / n) for m < n, complex float or double, written to a new device allocation the
 // caller frees with cudaFree.
 void* axis0_twiddles(long long n, bool single);
