@@ -7,7 +7,9 @@
 #include <cstdlib>
 #include <deque>
 #include <mutex>
+#include <iterator>
 #include <sstream>
+#include <string_view>
 
 #include "tessera/local/device.hpp"
 #include "tessera/local/error.hpp"
@@ -58,6 +60,9 @@ int rank_from(const Lookup& get) {
   return -1;
 }
 
+// Settings::FftAxisKernel's values in order.
+constexpr std::string_view kAxisKernelNames[] = {"off", "scaled", "all"};
+
 std::mutex& mu() { static std::mutex m; return m; }
 // Every Settings ever installed stays alive: settings() hands out references.
 std::deque<Settings>& installed() { static auto* d = new std::deque<Settings>(); return *d; }
@@ -105,10 +110,10 @@ Settings Settings::parse(const Lookup& get) {
   s.fft_callbacks = parse_bool(get, "TESSERA_FFT_CALLBACKS", s.fft_callbacks);
   s.fft_patient_jit = parse_bool(get, "TESSERA_FFT_PATIENT_JIT", s.fft_patient_jit);
   if (auto v = get("TESSERA_FFT_AXIS_KERNEL"); v && !v->empty()) {
-    if (*v == "off") s.fft_axis_kernel = Settings::FftAxisKernel::off;
-    else if (*v == "scaled") s.fft_axis_kernel = Settings::FftAxisKernel::scaled;
-    else if (*v == "all") s.fft_axis_kernel = Settings::FftAxisKernel::all;
-    else bad("TESSERA_FFT_AXIS_KERNEL", *v, "off, scaled or all");
+    const auto* const end = std::end(kAxisKernelNames);
+    const auto* const name = std::find(std::begin(kAxisKernelNames), end, std::string_view(*v));
+    if (name == end) bad("TESSERA_FFT_AXIS_KERNEL", *v, "off, scaled or all");
+    s.fft_axis_kernel = static_cast<Settings::FftAxisKernel>(name - std::begin(kAxisKernelNames));
   }
   if (auto v = get("TESSERA_FFT_AXIS_TILE"); v && !v->empty()) {
     s.fft_axis_tile = parse_int(get, "TESSERA_FFT_AXIS_TILE", 0, 0, "64 or 128");
@@ -161,8 +166,7 @@ std::string Settings::str() const {
     << "TESSERA_COPY_ENGINE=" << b(copy_engine) << "\n"
     << "TESSERA_FFT_CALLBACKS=" << b(fft_callbacks) << "\n"
     << "TESSERA_FFT_PATIENT_JIT=" << b(fft_patient_jit) << "\n"
-    << "TESSERA_FFT_AXIS_KERNEL="
-    << (fft_axis_kernel == FftAxisKernel::off ? "off" : fft_axis_kernel == FftAxisKernel::all ? "all" : "scaled")
+    << "TESSERA_FFT_AXIS_KERNEL=" << kAxisKernelNames[static_cast<int>(fft_axis_kernel)]
     << "    (3-D cuFFT plans split into Tessera's outermost-axis pass + 2-D cuFFT)\n"
     << "TESSERA_FFT_AXIS_TILE=" << fft_axis_tile << "    (bytes of a row per block of that pass)\n"
     << "TESSERA_MPIIO_COLLECTIVE=" << (mpiio_collective ? b(*mpiio_collective) : "") << "    (empty: by the MPI)\n"

@@ -16,11 +16,15 @@ namespace {
 using axis0::Args;
 using axis0::Cx;
 
+// A block's shared memory: its C columns of all P*Q rows.
+template <class R, int P, int Q, int C>
+constexpr int smem_bytes() { return C * P * Q * static_cast<int>(sizeof(Cx<R>)); }
+
 // Two blocks to an SM (one computes while the other loads) where shared memory and registers
 // allow it: 64 KiB or less, and a register cap that holds the P or Q elements a thread keeps.
 template <class R, int P, int Q, int C>
 constexpr int min_blocks() {
-  constexpr int smem = C * P * Q * static_cast<int>(sizeof(Cx<R>));
+  constexpr int smem = smem_bytes<R, P, Q, C>();
   constexpr int regs = (P > Q ? P : Q) * static_cast<int>(sizeof(Cx<R>)) / 4 + 24;
   return smem <= 65536 && 65536 / (2 * C * P) >= regs ? 2 : 1;
 }
@@ -37,7 +41,7 @@ __global__ void __launch_bounds__(C * P, (min_blocks<R, P, Q, C>())) axis0_kerne
 
 template <class R, int P, int Q, int C>
 void launch(const Args<R>& a, long long batch, cudaStream_t s) {
-  constexpr int smem = C * P * Q * static_cast<int>(sizeof(Cx<R>));
+  constexpr int smem = smem_bytes<R, P, Q, C>();
   // Beyond 48 KiB needs the opt-in, which is per device: set on every launch (a host-side call).
   TESSERA_CHECK_CUDA(cudaFuncSetAttribute(axis0_kernel<R, P, Q, C>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   const dim3 grid(static_cast<unsigned>((a.cols + C - 1) / C), static_cast<unsigned>(batch));

@@ -173,6 +173,20 @@ class CufftPlan final : public PlanBackend {
       if (last_ && last_ != stream) TESSERA_CHECK_CUDA(cudaStreamWaitEvent(stream, done_, 0));
       if (callback_ && d_.store_scale == 0) store_write_params(slot_, params, stream);
     }
+    run_cufft(src, out, dir, stream, work);
+    if (!mult) return;
+    if (!callback_) store_multiply_cuda(out, d_.kind == Kind::c2r, d_.precision == Precision::single, layout(), params, stream);
+    TESSERA_CHECK_CUDA(cudaEventRecord(done_, stream));
+    last_ = stream;
+  }
+
+  // Whether the multiply rides on cuFFT's stores (false: a pass after the transform).
+  bool fused() const noexcept { return callback_; }
+
+ private:
+  // One cuFFT execution of the planned type on `stream`, its work area after the c2r copy's;
+  // the caller holds mu_ (the stream and work area are plan state).
+  void run_cufft(void* src, void* out, Direction dir, cudaStream_t stream, void* work) const {
     TESSERA_CHECK_CUFFT(cufftSetStream(handle_, stream));
     if (cufft_work_) TESSERA_CHECK_CUFFT(cufftSetWorkArea(handle_, static_cast<char*>(work) + copy_bytes_));
     const int sign = static_cast<int>(dir);  // CUFFT_FORWARD = -1, CUFFT_INVERSE = +1
@@ -196,16 +210,8 @@ class CufftPlan final : public PlanBackend {
         TESSERA_CHECK_CUFFT(cufftExecZ2D(handle_, static_cast<cufftDoubleComplex*>(src), static_cast<cufftDoubleReal*>(out)));
         break;
     }
-    if (!mult) return;
-    if (!callback_) store_multiply_cuda(out, d_.kind == Kind::c2r, d_.precision == Precision::single, layout(), params, stream);
-    TESSERA_CHECK_CUDA(cudaEventRecord(done_, stream));
-    last_ = stream;
   }
 
-  // Whether the multiply rides on cuFFT's stores (false: a pass after the transform).
-  bool fused() const noexcept { return callback_; }
-
- private:
   // The split plan: the axis-0 pass (with the fixed scale) from `in` to the 2-D pass's input,
   // then the 2-D pass; r2c the other way round.
   void execute_split(void* in, void* out, Direction dir, cudaStream_t stream, void* work,
@@ -217,36 +223,14 @@ class CufftPlan final : public PlanBackend {
                      mult ? d_.store_scale : 1.0, settings().fft_axis_tile, stream);
     };
     std::lock_guard<std::mutex> lock(mu_);
-    TESSERA_CHECK_CUFFT(cufftSetStream(handle_, stream));
-    if (cufft_work_) TESSERA_CHECK_CUFFT(cufftSetWorkArea(handle_, static_cast<char*>(work) + copy_bytes_));
-    switch (type_) {
-      case CUFFT_R2C:
-        TESSERA_CHECK_CUFFT(cufftExecR2C(handle_, static_cast<cufftReal*>(in), static_cast<cufftComplex*>(out)));
-        return pass(out, out);
-      case CUFFT_D2Z:
-        TESSERA_CHECK_CUFFT(cufftExecD2Z(handle_, static_cast<cufftDoubleReal*>(in), static_cast<cufftDoubleComplex*>(out)));
-        return pass(out, out);
-      default: break;
+    if (d_.kind == Kind::r2c) {
+      run_cufft(in, out, dir, stream, work);
+      return pass(out, out);
     }
     // A preserving c2r's pass writes the copy that cuFFT may clobber; others run in place there.
     void* mid = d_.kind == Kind::c2c ? out : copy_bytes_ ? work : in;
     pass(in, mid);
-    const int sign = static_cast<int>(dir);
-    switch (type_) {
-      case CUFFT_C2C:
-        TESSERA_CHECK_CUFFT(cufftExecC2C(handle_, static_cast<cufftComplex*>(mid), static_cast<cufftComplex*>(out), sign));
-        break;
-      case CUFFT_Z2Z:
-        TESSERA_CHECK_CUFFT(cufftExecZ2Z(handle_, static_cast<cufftDoubleComplex*>(mid), static_cast<cufftDoubleComplex*>(out), sign));
-        break;
-      case CUFFT_C2R:
-        TESSERA_CHECK_CUFFT(cufftExecC2R(handle_, static_cast<cufftComplex*>(mid), static_cast<cufftReal*>(out)));
-        break;
-      case CUFFT_Z2D:
-        TESSERA_CHECK_CUFFT(cufftExecZ2D(handle_, static_cast<cufftDoubleComplex*>(mid), static_cast<cufftDoubleReal*>(out)));
-        break;
-      default: throw Error("fft: internal: split plan of type " + std::to_string(static_cast<int>(type_)), d_.device);
-    }
+    run_cufft(mid, out, dir, stream, work);
   }
 
   // Creates the handle and plans it, with the store callback or without; a failure leaves no handle.
