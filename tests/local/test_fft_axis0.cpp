@@ -26,7 +26,10 @@ void emulate(const ax::Args<R>& a, long long batch) {
 
 template <class R, int P, int Q, int C>
 void check(bool backward, bool in_place) {
-  constexpr long long n = P * Q, cols = 19, batch = 2, dist = n * cols;
+  // Out of place, the 19 columns are some of 24 (rows `ld` apart: the distributed FFT's column
+  // blocks); the others must stay as they were.
+  constexpr long long n = P * Q, cols = 19, batch = 2;
+  const long long ld = in_place ? cols : cols + 5, dist = n * ld;
   const double scale = 0.5;
   std::vector<ax::Cx<R>> tw(n), x(batch * dist), y(batch * dist);
   std::vector<std::complex<double>> w(n);
@@ -39,19 +42,22 @@ void check(bool backward, bool in_place) {
   std::uniform_real_distribution<double> u(-1, 1);
   for (auto& v : x) v = {static_cast<R>(u(gen)), static_cast<R>(u(gen))};
   if (in_place) y = x;  // the pass reads every element of a block before it writes any
-  emulate<R, P, Q, C>({in_place ? y.data() : x.data(), y.data(), tw.data(), cols, dist, static_cast<R>(scale), backward},
-                      batch);
+  else for (auto& v : y) v = {R(7), R(7)};
+  emulate<R, P, Q, C>({in_place ? y.data() : x.data(), y.data(), tw.data(), cols, ld, dist, static_cast<R>(scale),
+                       backward}, batch);
+  for (long long i = 0; i < batch * dist; ++i)
+    if (i % ld >= cols) ASSERT_TRUE(y[i].x == R(7) && y[i].y == R(7)) << "element " << i << " outside the columns";
   double num = 0, den = 0;
   for (long long b = 0; b < batch; ++b)
     for (long long c = 0; c < cols; ++c)
       for (long long k = 0; k < n; ++k) {
         std::complex<double> acc = 0;
         for (long long j = 0; j < n; ++j) {
-          const auto& v = x[b * dist + j * cols + c];
+          const auto& v = x[b * dist + j * ld + c];
           acc += std::complex<double>(v.x, v.y) * w[(j * k) % n];
         }
         acc *= scale;
-        const auto& g = y[b * dist + k * cols + c];
+        const auto& g = y[b * dist + k * ld + c];
         num += std::norm(std::complex<double>(g.x, g.y) - acc), den += std::norm(acc);
       }
   EXPECT_LE(std::sqrt(num / den), sizeof(R) == 4 ? 2e-6 : 1e-14)

@@ -364,6 +364,17 @@ TYPED_TEST(FftPlan, SplitAxisPlansMatchTheDft) {
       check(clobber, Direction::backward, true, 0.125);
       check(clobber, Direction::backward);
     }
+    // 1-D down adjacent columns of rows `stride` apart (the slab FFT's axis-0 stage): all of them
+    // or a chunk, in place and out, scaled and not.
+    for (long long cols : {20LL, 13LL}) {
+      for (auto [n, p] : {std::pair{256LL, Precision::double_}, std::pair{1024LL, Precision::single}}) {
+        auto c = fft::make_desc(dev, Kind::c2c, p, {n}, cols, cols == 13);
+        c.istride = c.ostride = 20;
+        c.idist = c.odist = 1;
+        check(c, Direction::forward);
+        check(c, Direction::backward, false, 1.0 / n);
+      }
+    }
   }
   tessera::set_settings(saved);
   fft::clear_plan_cache();

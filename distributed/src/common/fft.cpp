@@ -370,14 +370,17 @@ struct detail::Engine {
     else if (!(real_input && S == 1)) cur = local::Array<Out, R + 1>(batched<R + 1>(F, block(out())), dev);
     std::vector<const Out*> p;
     for (const auto& b : src) p.push_back(b.data());
+    // The scale rides on the first pass's stores: there it is free on GPUs (the axis pass of
+    // slab and pencil plans), where the last pass's packed plans would take a cuFFT callback.
+    const auto mult = multiply(stages[S - 1], factor(norm, false), {});
+    const lf::StoreMultiply* m = mult ? &*mult : nullptr;
     for (int i = S - 1; i >= 1; --i) {
-      cur = step<Out>(i, i - 1, p, cur, F, lf::Kind::c2c, lf::Direction::backward, false);
+      cur = step<Out>(i, i - 1, p, cur, F, lf::Kind::c2c, lf::Direction::backward, false, i == S - 1 ? m : nullptr);
       p.clear();
       for (index_t f = 0; f < F; ++f) p.push_back(cur.data() + f * local::shape_size(block(stages[i - 1].layout)));
     }
+    if (S > 1) m = nullptr;
     local::Array<In, R + 1> res;
-    const auto mult = multiply(stages[0], factor(norm, false), {});  // the last pass's stores
-    const lf::StoreMultiply* m = mult ? &*mult : nullptr;
     if constexpr (real_input) {  // c2r: keep the caller's array when it is the source
       res = local::Array<In, R + 1>(batched<R + 1>(F, block(first)), dev);
       Stage st = stages[0];

@@ -92,17 +92,18 @@ bool axis0_supported(long long n, int tile_bytes, int device) {
 void* axis0_twiddles(long long n, bool single) { return single ? twiddles<float>(n) : twiddles<double>(n); }
 
 void axis0_fft_cuda(const void* in, void* out, const void* tw, bool single, bool backward, long long n,
-                    long long cols, long long batch, long long dist, double scale, int tile_bytes, cudaStream_t s) {
+                    long long cols, long long ld, long long batch, long long dist, double scale, int tile_bytes,
+                    cudaStream_t s) {
   if (cols <= 0 || batch <= 0) return;
   if (batch > 65535)
     throw InvalidArgument("fft axis-0 pass: batch " + std::to_string(batch) + " exceeds the grid's 65535");
   if (single)
     dispatch(Args<float>{static_cast<const Cx<float>*>(in), static_cast<Cx<float>*>(out),
-                         static_cast<const Cx<float>*>(tw), cols, dist, static_cast<float>(scale), backward},
+                         static_cast<const Cx<float>*>(tw), cols, ld, dist, static_cast<float>(scale), backward},
              n, batch, tile_bytes, s);
   else
     dispatch(Args<double>{static_cast<const Cx<double>*>(in), static_cast<Cx<double>*>(out),
-                          static_cast<const Cx<double>*>(tw), cols, dist, scale, backward},
+                          static_cast<const Cx<double>*>(tw), cols, ld, dist, scale, backward},
              n, batch, tile_bytes, s);
 }
 

@@ -83,31 +83,42 @@ std::atomic<bool>& callback_refused(const PlanDesc& d) {
   return refused[d.store_spectral ? 1 : 0][(d.kind == Kind::c2r ? 2 : 0) + (d.precision == Precision::single ? 0 : 1)];
 }
 
-// Whether a 3-D plan runs split (TESSERA_FFT_AXIS_KERNEL): Tessera's pass along axis 0
-// (fft_axis0.hpp) and a batched 2-D cuFFT over axes 1 and 2 (r2c: the 2-D pass first). A fixed
-// scale rides on the pass's stores, where a cuFFT store callback cost 0.9 ms on a 1024^3 c64
-// transform; and the two passes beat one 3-D cuFFT plan (on an H200, c64: 1024^3 13.69 against
-// 14.89 ms, 512^3 1.77 against 1.86). Packed layouts (the distributed FFT's 1-rank case) and the
-// pass's lengths only.
-bool split_eligible(const PlanDesc& d) {
+// How a plan runs (TESSERA_FFT_AXIS_KERNEL). `split`: a packed 3-D plan as Tessera's pass along
+// axis 0 (fft_axis0.hpp) and a batched 2-D cuFFT over axes 1 and 2 (r2c: the 2-D pass first); a
+// fixed scale rides on the pass's stores, where a cuFFT store callback cost 0.9 ms on a 1024^3 c64
+// transform, and the two passes beat one 3-D cuFFT plan (on an H200, c64: 1024^3 13.69 against
+// 14.89 ms, 512^3 1.77 against 1.86). `columns`: a 1-D c2c plan down adjacent columns of rows
+// `stride` apart (the distributed slab FFT's axis-0 stage, whole or a chunk of its columns) is the
+// pass alone. The pass's lengths only.
+enum class Form { cufft, split, columns };
+
+Form plan_form(const PlanDesc& d) {
   using Mode = Settings::FftAxisKernel;
   const Mode mode = settings().fft_axis_kernel;
   const bool scaled = d.store_multiply && !d.store_spectral && d.store_scale != 0;
-  if (mode == Mode::off || d.rank != 3 || d.batch > 65535 || (d.store_multiply && !scaled) ||
-      (mode == Mode::scaled && !scaled) || !axis0_supported(d.n[0], settings().fft_axis_tile, d.device.index()))
-    return false;
+  if (mode == Mode::off || (d.store_multiply && !scaled) || (mode == Mode::scaled && !scaled) ||
+      !axis0_supported(d.n[0], settings().fft_axis_tile, d.device.index()))
+    return Form::cufft;
+  if (d.rank == 1)
+    return d.kind == Kind::c2c && d.idist == 1 && d.odist == 1 && d.istride == d.ostride && d.batch <= d.istride
+               ? Form::columns : Form::cufft;
+  if (d.rank != 3 || d.batch > 65535) return Form::cufft;
   PlanDesc p = make_desc(d.device, d.kind, d.precision, {d.n[0], d.n[1], d.n[2]}, d.batch, d.in_place);
   p.preserve_input = d.preserve_input;
   p.store_multiply = d.store_multiply;
   p.store_scale = d.store_scale;
-  return normalize(p) == d;
+  return normalize(p) == d ? Form::split : Form::cufft;
 }
 
 class CufftPlan final : public PlanBackend {
  public:
-  explicit CufftPlan(const PlanDesc& d) : d_(d), cu_(d), type_(cufft_type(d)), split_(split_eligible(d)) {
+  explicit CufftPlan(const PlanDesc& d) : d_(d), cu_(d), type_(cufft_type(d)), form_(plan_form(d)) {
     DeviceGuard guard(d.device);
-    if (split_) {
+    if (form_ == Form::columns) {
+      tw_ = axis0_twiddles(d.n[0], d.precision == Precision::single);
+      return;  // no cuFFT plan, no work area
+    }
+    if (form_ == Form::split) {
       try {
         // c2c: the 2-D pass runs in place on the output; c2r: from the pass's output to `out`;
         // r2c: from `in` to `out`, then the axis pass in place there.
@@ -123,7 +134,7 @@ class CufftPlan final : public PlanBackend {
       TESSERA_CHECK_CUDA(cudaMalloc(reinterpret_cast<void**>(&slot_), sizeof(StoreParams)));
       TESSERA_CHECK_CUDA(cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
     }
-    if (!split_) try {
+    if (form_ == Form::cufft) try {
       // A store multiply is a JIT-linked callback; should cuFFT refuse it (no nvJitLink, an old
       // driver), the plan works without and multiplies in a pass of its own after each transform.
       const bool try_callback = d.store_multiply && settings().fft_callbacks && fft_callbacks_fatbin_size > 0 &&
@@ -159,7 +170,10 @@ class CufftPlan final : public PlanBackend {
       pooled = Buffer(work_bytes(), s);  // freed on `s` after the transform: stream-ordered reuse
       work = pooled.data();
     }
-    if (split_) return execute_split(const_cast<void*>(in), out, dir, stream, work, mult);
+    if (form_ == Form::columns)
+      return axis0_fft_cuda(in, out, tw_, d_.precision == Precision::single, dir == Direction::backward, d_.n[0],
+                            d_.batch, d_.istride, 1, 0, mult ? d_.store_scale : 1.0, settings().fft_axis_tile, stream);
+    if (form_ == Form::split) return execute_split(const_cast<void*>(in), out, dir, stream, work, mult);
     void* src = const_cast<void*>(in);  // cuFFT only writes to the input of c2r
     if (copy_bytes_) {
       TESSERA_CHECK_CUDA(cudaMemcpyAsync(work, in, in_bytes_, cudaMemcpyDeviceToDevice, stream));
@@ -219,7 +233,7 @@ class CufftPlan final : public PlanBackend {
     const bool single = d_.precision == Precision::single;
     const long long cols = d_.n[1] * (d_.kind == Kind::c2c ? d_.n[2] : d_.n[2] / 2 + 1);
     auto pass = [&](const void* src, void* dst) {
-      axis0_fft_cuda(src, dst, tw_, single, dir == Direction::backward, d_.n[0], cols, d_.batch, d_.n[0] * cols,
+      axis0_fft_cuda(src, dst, tw_, single, dir == Direction::backward, d_.n[0], cols, cols, d_.batch, d_.n[0] * cols,
                      mult ? d_.store_scale : 1.0, settings().fft_axis_tile, stream);
     };
     std::lock_guard<std::mutex> lock(mu_);
@@ -309,8 +323,8 @@ class CufftPlan final : public PlanBackend {
   PlanDesc d_;
   PlanDesc cu_;  // what cuFFT plans: d_, or the 2-D pass of a split plan
   cufftType type_;
-  bool split_ = false;
-  void* tw_ = nullptr;  // the split plan's axis-0 twiddles
+  Form form_;
+  void* tw_ = nullptr;  // the axis pass's twiddles (split and columns)
   cufftHandle handle_ = 0;
   std::size_t cufft_work_ = 0, copy_bytes_ = 0, in_bytes_ = 0;
   StoreParams* slot_ = nullptr;  // the callback's parameters (callerInfo), rewritten per execution

@@ -81,14 +81,15 @@ TESSERA_HD inline void fft_registers(Cx<R> (&v)[L]) {
   }
 }
 
-// One transform's data: `in`/`out` (elements of Cx<R>) hold `batch` arrays of N rows of `cols`
-// columns each, `dist` elements apart; `tw[m]` = exp(-2 pi i m / N) for m < N.
+// One transform's data: `in`/`out` (elements of Cx<R>) hold `batch` arrays of N rows, `ld`
+// elements apart, of which the first `cols` columns are transformed, arrays `dist` elements apart;
+// `tw[m]` = exp(-2 pi i m / N) for m < N.
 template <class R>
 struct Args {
   const Cx<R>* in;
   Cx<R>* out;
   const Cx<R>* tw;
-  long long cols, dist;
+  long long cols, ld, dist;
   R scale;
   bool backward;
 };
@@ -106,7 +107,7 @@ TESSERA_HD inline void phase1(int t, long long col0, long long b, const Args<R>&
   if (col < a.cols) {
     const Cx<R>* src = a.in + b * a.dist + col;
 #pragma unroll
-    for (int j = 0; j < Q; ++j) v[j] = src[(n1 + static_cast<long long>(P) * j) * a.cols];
+    for (int j = 0; j < Q; ++j) v[j] = src[(n1 + static_cast<long long>(P) * j) * a.ld];
   } else {
 #pragma unroll
     for (int j = 0; j < Q; ++j) v[j] = {R(0), R(0)};
@@ -133,7 +134,7 @@ TESSERA_HD inline void phase2(int t, long long col0, long long b, const Args<R>&
   const R sy = a.backward ? -a.scale : a.scale;
 #pragma unroll
   for (int k1 = 0; k1 < P; ++k1)
-    dst[(k2 + static_cast<long long>(Q) * k1) * a.cols] = {v[k1].x * a.scale, v[k1].y * sy};
+    dst[(k2 + static_cast<long long>(Q) * k1) * a.ld] = {v[k1].x * a.scale, v[k1].y * sy};
 }
 
 }  // namespace tessera::local::fft::detail::axis0

@@ -11,10 +11,11 @@ bool axis0_supported(long long n, int tile_bytes, int device);
 // exp(-2 pi i m / n) for m < n, complex float or double, written to a new device allocation the
 // caller frees with cudaFree.
 void* axis0_twiddles(long long n, bool single);
-// One pass: `batch` arrays of n rows x `cols` complex elements, `dist` elements apart, from `in` to
-// `out` (either may equal the other), times `scale`; `tile_bytes` (64 or 128) the row segment a
-// block takes.
+// One pass: `batch` arrays of n rows, `ld` complex elements apart, `dist` elements apart, down the
+// first `cols` columns, from `in` to `out` (either may equal the other), times `scale`;
+// `tile_bytes` (64 or 128) the row segment a block takes.
 void axis0_fft_cuda(const void* in, void* out, const void* twiddles, bool single, bool backward, long long n,
-                    long long cols, long long batch, long long dist, double scale, int tile_bytes, cudaStream_t s);
+                    long long cols, long long ld, long long batch, long long dist, double scale, int tile_bytes,
+                    cudaStream_t s);
 
 }  // namespace tessera::local::fft::detail

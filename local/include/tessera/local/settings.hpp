@@ -49,9 +49,10 @@ struct Settings {
   // TESSERA_FFT_PATIENT_JIT=1: cuFFT plans with a store callback are planned with cuFFT's patient
   // JIT (NVFFT_PLAN_PROPERTY_INT64_PATIENT_JIT): slower planning, kernels compiled for the size.
   bool fft_patient_jit = false;
-  // TESSERA_FFT_AXIS_KERNEL: which 3-D cuFFT plans (packed, outermost length 256, 512 or 1024) run
-  // as Tessera's outermost-axis pass plus a batched 2-D cuFFT: "all" (faster than one 3-D cuFFT
-  // plan on an H200), "scaled" (only those that carry a fixed scale, e.g. normalized backward
+  // TESSERA_FFT_AXIS_KERNEL: which GPU plans of outermost length 256, 512 or 1024 run on Tessera's
+  // outermost-axis pass: packed 3-D plans (the pass plus a batched 2-D cuFFT) and 1-D c2c plans
+  // down adjacent columns (the pass alone; the slab FFT's axis-0 stage). "all" (faster than cuFFT
+  // on an H200), "scaled" (only those that carry a fixed scale, e.g. normalized backward
   // transforms: the scale rides on the pass's stores instead of a cuFFT callback), or "off".
   enum class FftAxisKernel : int { off, scaled, all };
   FftAxisKernel fft_axis_kernel = FftAxisKernel::all;
