@@ -63,6 +63,15 @@ TYPED_TEST(DistFft, C2cPencil3d) {
   check<std::complex<double>, 3>(this->device(), {12, 10, 8}, {.decomposition = fft::Decomposition::pencil});
   check<std::complex<float>, 3>(this->device(), {7, 9, 5}, {.decomposition = fft::Decomposition::pencil, .chunks = 2}, 2);
 }
+// Outermost lengths of the GPU axis pass (256, 512): on several ranks the axis-0 stage of slabs
+// and pencils is a 1-D plan down its columns, run by the pass (whole, or a pipeline chunk of the
+// columns in the backward, with the backward's scale).
+TYPED_TEST(DistFft, AxisPassLengths) {
+  check<std::complex<double>, 3>(this->device(), {256, 6, 5}, {.chunks = 3});
+  check<std::complex<float>, 3>(this->device(), {512, 4, 3});
+  check<std::complex<double>, 2>(this->device(), {256, 9});
+  check<std::complex<float>, 3>(this->device(), {256, 4, 6}, {.decomposition = fft::Decomposition::pencil}, 2);
+}
 TYPED_TEST(DistFft, AutomaticPencilWhenRanksExceedFirstAxis) {
   const int P = ts::comm::ProcessGroup::world().size();
   const auto n = td::Index<3>{2, 12, 10};
