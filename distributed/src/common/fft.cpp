@@ -373,13 +373,13 @@ struct detail::Engine {
     // The scale rides on the first pass's stores: there it is free on GPUs (the axis pass of
     // slab and pencil plans), where the last pass's packed plans would take a cuFFT callback.
     const auto mult = multiply(stages[S - 1], factor(norm, false), {});
-    const lf::StoreMultiply* m = mult ? &*mult : nullptr;
+    const lf::StoreMultiply* scale_first = mult ? &*mult : nullptr;
     for (int i = S - 1; i >= 1; --i) {
-      cur = step<Out>(i, i - 1, p, cur, F, lf::Kind::c2c, lf::Direction::backward, false, i == S - 1 ? m : nullptr);
+      cur = step<Out>(i, i - 1, p, cur, F, lf::Kind::c2c, lf::Direction::backward, false, i == S - 1 ? scale_first : nullptr);
       p.clear();
       for (index_t f = 0; f < F; ++f) p.push_back(cur.data() + f * local::shape_size(block(stages[i - 1].layout)));
     }
-    if (S > 1) m = nullptr;
+    const lf::StoreMultiply* m = S == 1 ? scale_first : nullptr;  // one stage: the first pass is the last
     local::Array<In, R + 1> res;
     if constexpr (real_input) {  // c2r: keep the caller's array when it is the source
       res = local::Array<In, R + 1>(batched<R + 1>(F, block(first)), dev);

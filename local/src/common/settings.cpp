@@ -167,7 +167,7 @@ std::string Settings::str() const {
     << "TESSERA_FFT_CALLBACKS=" << b(fft_callbacks) << "\n"
     << "TESSERA_FFT_PATIENT_JIT=" << b(fft_patient_jit) << "\n"
     << "TESSERA_FFT_AXIS_KERNEL=" << kAxisKernelNames[static_cast<int>(fft_axis_kernel)]
-    << "    (3-D cuFFT plans split into Tessera's outermost-axis pass + 2-D cuFFT)\n"
+    << "    (GPU plans on Tessera's outermost-axis pass: packed 3-D + 2-D cuFFT, 1-D down columns)\n"
     << "TESSERA_FFT_AXIS_TILE=" << fft_axis_tile << "    (bytes of a row per block of that pass)\n"
     << "TESSERA_MPIIO_COLLECTIVE=" << (mpiio_collective ? b(*mpiio_collective) : "") << "    (empty: by the MPI)\n"
     << "TESSERA_TRANSPORT=" << transport_name(transport) << "    (auto, nccl, nccl-window, ipc, mpi)\n"

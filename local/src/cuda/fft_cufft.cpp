@@ -96,18 +96,21 @@ Form plan_form(const PlanDesc& d) {
   using Mode = Settings::FftAxisKernel;
   const Mode mode = settings().fft_axis_kernel;
   const bool scaled = d.store_multiply && !d.store_spectral && d.store_scale != 0;
-  if (mode == Mode::off || (d.store_multiply && !scaled) || (mode == Mode::scaled && !scaled) ||
-      !axis0_supported(d.n[0], settings().fft_axis_tile, d.device.index()))
-    return Form::cufft;
-  if (d.rank == 1)
-    return d.kind == Kind::c2c && d.idist == 1 && d.odist == 1 && d.istride == d.ostride && d.batch <= d.istride
-               ? Form::columns : Form::cufft;
-  if (d.rank != 3 || d.batch > 65535) return Form::cufft;
-  PlanDesc p = make_desc(d.device, d.kind, d.precision, {d.n[0], d.n[1], d.n[2]}, d.batch, d.in_place);
-  p.preserve_input = d.preserve_input;
-  p.store_multiply = d.store_multiply;
-  p.store_scale = d.store_scale;
-  return normalize(p) == d ? Form::split : Form::cufft;
+  if (mode == Mode::off || (d.store_multiply && !scaled) || (mode == Mode::scaled && !scaled)) return Form::cufft;
+  Form form = Form::cufft;
+  if (d.rank == 1) {
+    if (d.kind == Kind::c2c && d.idist == 1 && d.odist == 1 && d.istride == d.ostride && d.batch <= d.istride)
+      form = Form::columns;
+  } else if (d.rank == 3 && d.batch <= 65535) {
+    PlanDesc p = make_desc(d.device, d.kind, d.precision, {d.n[0], d.n[1], d.n[2]}, d.batch, d.in_place);
+    p.preserve_input = d.preserve_input;
+    p.store_multiply = d.store_multiply;
+    p.store_scale = d.store_scale;
+    if (normalize(p) == d) form = Form::split;
+  }
+  // The length and the device's shared memory last: the latter asks the driver.
+  if (form == Form::cufft || !axis0_supported(d.n[0], settings().fft_axis_tile, d.device.index())) return Form::cufft;
+  return form;
 }
 
 class CufftPlan final : public PlanBackend {
@@ -170,9 +173,7 @@ class CufftPlan final : public PlanBackend {
       pooled = Buffer(work_bytes(), s);  // freed on `s` after the transform: stream-ordered reuse
       work = pooled.data();
     }
-    if (form_ == Form::columns)
-      return axis0_fft_cuda(in, out, tw_, d_.precision == Precision::single, dir == Direction::backward, d_.n[0],
-                            d_.batch, d_.istride, 1, 0, mult ? d_.store_scale : 1.0, settings().fft_axis_tile, stream);
+    if (form_ == Form::columns) return pass(in, out, dir, mult, d_.batch, d_.istride, 1, 0, stream);
     if (form_ == Form::split) return execute_split(const_cast<void*>(in), out, dir, stream, work, mult);
     void* src = const_cast<void*>(in);  // cuFFT only writes to the input of c2r
     if (copy_bytes_) {
@@ -194,10 +195,15 @@ class CufftPlan final : public PlanBackend {
     last_ = stream;
   }
 
-  // Whether the multiply rides on cuFFT's stores (false: a pass after the transform).
-  bool fused() const noexcept { return callback_; }
-
  private:
+  // The axis pass over `batch` arrays (`dist` apart) of n[0] rows (`ld` apart), `cols` columns
+  // each, with the plan's fixed scale when the execution carries a multiply.
+  void pass(const void* in, void* out, Direction dir, const StoreMultiply* mult, long long cols, long long ld,
+            long long batch, long long dist, cudaStream_t stream) const {
+    axis0_fft_cuda(in, out, tw_, d_.precision == Precision::single, dir == Direction::backward, d_.n[0], cols, ld,
+                   batch, dist, mult ? d_.store_scale : 1.0, settings().fft_axis_tile, stream);
+  }
+
   // One cuFFT execution of the planned type on `stream`, its work area after the c2r copy's;
   // the caller holds mu_ (the stream and work area are plan state).
   void run_cufft(void* src, void* out, Direction dir, cudaStream_t stream, void* work) const {
@@ -230,20 +236,15 @@ class CufftPlan final : public PlanBackend {
   // then the 2-D pass; r2c the other way round.
   void execute_split(void* in, void* out, Direction dir, cudaStream_t stream, void* work,
                      const StoreMultiply* mult) const {
-    const bool single = d_.precision == Precision::single;
     const long long cols = d_.n[1] * (d_.kind == Kind::c2c ? d_.n[2] : d_.n[2] / 2 + 1);
-    auto pass = [&](const void* src, void* dst) {
-      axis0_fft_cuda(src, dst, tw_, single, dir == Direction::backward, d_.n[0], cols, cols, d_.batch, d_.n[0] * cols,
-                     mult ? d_.store_scale : 1.0, settings().fft_axis_tile, stream);
-    };
     std::lock_guard<std::mutex> lock(mu_);
     if (d_.kind == Kind::r2c) {
       run_cufft(in, out, dir, stream, work);
-      return pass(out, out);
+      return pass(out, out, dir, mult, cols, cols, d_.batch, d_.n[0] * cols, stream);
     }
     // A preserving c2r's pass writes the copy that cuFFT may clobber; others run in place there.
     void* mid = d_.kind == Kind::c2c ? out : copy_bytes_ ? work : in;
-    pass(in, mid);
+    pass(in, mid, dir, mult, cols, cols, d_.batch, d_.n[0] * cols, stream);
     run_cufft(mid, out, dir, stream, work);
   }
 
@@ -317,9 +318,6 @@ class CufftPlan final : public PlanBackend {
     return l;
   }
 
- public:
-
- private:
   PlanDesc d_;
   PlanDesc cu_;  // what cuFFT plans: d_, or the 2-D pass of a split plan
   cufftType type_;
