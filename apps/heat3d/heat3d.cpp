@@ -317,7 +317,7 @@ int main(int argc, char** argv) {
       ("colormap", po::value(&o.colour_map)->default_value(o.colour_map), "PNG colour map: viridis or inferno")
       ("checkpoint-every", po::value(&o.checkpoint_every)->default_value(0), "a checkpoint (OUTPUT/checkpoint) every k steps")
       ("variant", po::value(&o.variant_text)->default_value(o.variant_text),
-       "GPU interior kernel, for measurement: stream, plain, wide or wide-stream (stencil.hpp)")
+       "GPU interior kernel, for measurement: stream, plain, wide, wide-stream or vec (stencil.hpp)")
       ("restart", po::value(&o.restart), "continue from this checkpoint directory")
       ("check", po::bool_switch(&o.check), "exit 1 unless the errors are within tolerance")
       ("tol", po::value(&o.tol)->default_value(0), "round-off tolerance (0: 10 eps (steps + 10))");

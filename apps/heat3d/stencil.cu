@@ -8,6 +8,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <string>
 
 #include "stencil.hpp"
 #include "tessera/local/cuda_check.hpp"
@@ -42,6 +44,71 @@ __global__ void __launch_bounds__(kTx* kTy) interior_kernel(const T* __restrict_
     below = here;
     here = above;
   }
+}
+
+// The vector variant: each thread updates V = 16 / sizeof(T) adjacent cells along axis 2 with
+// 16-byte loads and streaming stores (a warp row spans 512 B: 4x fewer load instructions for
+// float, 2x for double); the axis-2 neighbours past its vector are two scalar loads (L1 hits).
+template <class T> struct Vec;
+template <> struct Vec<float> { using type = float4; static constexpr int n = 4; };
+template <> struct Vec<double> { using type = double2; static constexpr int n = 2; };
+
+template <class T>
+__device__ inline T& lane(typename Vec<T>::type& v, int e) { return reinterpret_cast<T*>(&v)[e]; }
+
+template <class T>
+__global__ void __launch_bounds__(kTx * 8) interior_vec_kernel(const T* __restrict__ u, T* __restrict__ v, Field<T> f,
+                                                                Coeffs<T> c, Box b) {
+  using V = typename Vec<T>::type;
+  constexpr int W = Vec<T>::n;
+  const index_t k = b.lo[2] + (static_cast<index_t>(blockIdx.x) * kTx + threadIdx.x) * W;
+  const index_t j = b.lo[1] + static_cast<index_t>(blockIdx.y) * 8 + threadIdx.y;
+  if (k >= b.hi[2] || j >= b.hi[1]) return;
+  const index_t sx = f.sx, sy = f.sy, n0 = f.n[0];
+  const index_t ym = f.wrap[1] && j == 0 ? (f.n[1] - 1) * sy : -sy, yp = f.wrap[1] && j == f.n[1] - 1 ? -(f.n[1] - 1) * sy : sy;
+  // The cells just before and after the vector along axis 2, wrapped where the axis is.
+  const index_t zm = f.wrap[2] && k == 0 ? f.n[2] - 1 : -1, zp = f.wrap[2] && k + W == f.n[2] ? W - f.n[2] : W;
+  const index_t i0 = b.lo[0] + static_cast<index_t>(blockIdx.z) * kMarch;
+  const index_t i1 = i0 + kMarch < b.hi[0] ? i0 + kMarch : b.hi[0];
+  index_t off = i0 * sx + j * sy + k;
+  auto load = [&](index_t o) { return *reinterpret_cast<const V*>(u + o); };
+  V below = load(off + (f.wrap[0] && i0 == 0 ? (n0 - 1) * sx : -sx)), here = load(off);
+#pragma unroll 2
+  for (index_t i = i0; i < i1; ++i, off += sx) {
+    V above = load(off + (f.wrap[0] && i == n0 - 1 ? -(n0 - 1) * sx : sx));
+    V ny = load(off + ym), py = load(off + yp), out;
+    const T left = u[off + zm], right = u[off + zp];
+#pragma unroll
+    for (int e = 0; e < W; ++e) {
+      const T zl = e == 0 ? left : lane<T>(here, e - 1), zr = e == W - 1 ? right : lane<T>(here, e + 1);
+      lane<T>(out, e) = c.c0 * lane<T>(here, e) + c.cx * (lane<T>(below, e) + lane<T>(above, e)) +
+                        c.cy * (lane<T>(ny, e) + lane<T>(py, e)) + c.cz * (zl + zr);
+    }
+    __stcs(reinterpret_cast<V*>(v + off), out);
+    below = here;
+    here = above;
+  }
+}
+
+// Whether the vector kernel fits the box: 16-byte aligned rows, whole vectors along axis 2.
+template <class T>
+bool vec_fits(const Field<T>& u, const Field<T>& v, const Box& b) {
+  constexpr int W = Vec<T>::n;
+  auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+  return aligned(u.origin) && aligned(v.origin) && u.sx % W == 0 && u.sy % W == 0 && v.sx == u.sx &&
+         v.sy == u.sy && b.lo[2] % W == 0 && (b.hi[2] - b.lo[2]) % W == 0 && (!u.wrap[2] || u.n[2] % W == 0);
+}
+
+template <class T>
+void launch_interior_vec(const Field<T>& u, const Field<T>& v, const Coeffs<T>& c, const Box& b, cudaStream_t s) {
+  constexpr int W = Vec<T>::n;
+  const dim3 grid(static_cast<unsigned>((b.hi[2] - b.lo[2] + kTx * W - 1) / (kTx * W)),
+                  static_cast<unsigned>((b.hi[1] - b.lo[1] + 7) / 8),
+                  static_cast<unsigned>((b.hi[0] - b.lo[0] + kMarch - 1) / kMarch));
+  if (grid.y > 65535 || grid.z > 65535)
+    throw tessera::InvalidArgument("heat3d: block of " + std::to_string(b.hi[1] - b.lo[1]) + " x " +
+                                   std::to_string(b.hi[0] - b.lo[0]) + " rows is too large for one launch");
+  interior_vec_kernel<T><<<grid, dim3(kTx, 8), 0, s>>>(u.origin, v.origin, u, c, b);
 }
 
 template <class T, int kTy, bool kStream>
@@ -139,6 +206,10 @@ void update(const Field<T>& u, const Field<T>& v, const Coeffs<T>& c, const Regi
       case Variant::wide: launch_interior<T, 16, false>(u, v, c, r.box[0], s); break;
       case Variant::stream: launch_interior<T, 8, true>(u, v, c, r.box[0], s); break;
       case Variant::wide_stream: launch_interior<T, 16, true>(u, v, c, r.box[0], s); break;
+      case Variant::vec:  // where the box allows 16-byte vectors, else `stream`
+        if (vec_fits(u, v, r.box[0])) launch_interior_vec<T>(u, v, c, r.box[0], s);
+        else launch_interior<T, 8, true>(u, v, c, r.box[0], s);
+        break;
     }
   } else {
     shell_kernel<T><<<grid_stride_blocks(total, 256), 256, 0, s>>>(u.origin, v.origin, u, c, r, total);

@@ -82,8 +82,10 @@ struct Mode {
 // against 3.28 (plain), 3.06 (wide) and 3.40 (wide-stream). 2.5-D blocking with the plane in
 // shared memory measured slower there (2.84 TB/s double, 1.85 float, against 3.38 and 2.97 for
 // stream) and was dropped. The host loop has one form.
-enum class Variant { plain, wide, stream, wide_stream };
-inline constexpr const char* kVariantNames = "plain, wide, stream or wide-stream";
+// `vec`: 16-byte vectors along axis 2 (a thread updates 2 doubles or 4 floats), where the rows
+// are aligned to them, else `stream`.
+enum class Variant { plain, wide, stream, wide_stream, vec };
+inline constexpr const char* kVariantNames = "plain, wide, stream, wide-stream or vec";
 Variant parse_variant(const std::string& name);  // InvalidArgument unless one of kVariantNames
 
 // Ordered on `stream` (a cudaStream_t as void*; null on host). The first two return at once on

@@ -40,6 +40,7 @@ Variant parse_variant(const std::string& name) {
   if (name == "wide") return Variant::wide;
   if (name == "stream") return Variant::stream;
   if (name == "wide-stream") return Variant::wide_stream;
+  if (name == "vec") return Variant::vec;
   throw tessera::InvalidArgument("--variant '" + name + "': expected " + kVariantNames);
 }
 
