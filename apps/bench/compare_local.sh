@@ -2,7 +2,8 @@
 # Tessera's bench_local beside CuPy (apps/bench/peers/cupy_local.py) on the same GPU, in one run:
 # triad, sum and copy at 2^28 elements (f32, f64, c64, c128), then axis sums, strided and
 # transposing copies and a cast (bench_local's "figure" lines), GB/s and the ratio Tessera / CuPy;
-# then heat3d at HEAT_N^3 (512) as a share of the copy bandwidth of the same run.
+# then heat3d at HEAT_N^3 (512) as a share of the copy bandwidth of the same run, for each of
+# HEAT_VARIANTS (default: heat3d's default interior kernel).
 #   apps/bench/compare_local.sh [BUILD_DIR]      (default: build)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -31,12 +32,16 @@ echo "$ours" | grep WRONG && exit 1 || true
 # heat3d's stencil against the device-to-device copy of the same run (HEAT_N, default 512).
 heat=$build/apps/heat3d/heat3d
 if [[ -x $heat ]]; then
-  for dt in double float; do
-    t=f32; [[ $dt == double ]] && t=f64
-    copy=$(echo "$ours" | awk -v t="$t" '$2 == t {print $9}')
-    gbs=$("$heat" --dtype "$dt" --n "${HEAT_N:-512}" --steps "${HEAT_STEPS:-200}" --progress-every "${HEAT_STEPS:-200}" |
-          sed -n 's/^heat3d: [0-9]* steps.*cells\/s, \([0-9.e+-]*\) GB\/s.*/\1/p')
-    awk -v f="heat3d ${HEAT_N:-512}^3 $dt GB/s" -v a="$gbs" -v c="$copy" -v t="$t" \
-      'BEGIN { printf "%-24s %12.1f %12s %8s  (%.1f%% of the %s copy, %.1f GB/s)\n", f, a, "-", "-", 100 * a / c, t, c }'
+  for v in ${HEAT_VARIANTS:-default}; do
+    for dt in double float; do
+      t=f32; [[ $dt == double ]] && t=f64
+      copy=$(echo "$ours" | awk -v t="$t" '$2 == t {print $9}')
+      args=(--dtype "$dt" --n "${HEAT_N:-512}" --steps "${HEAT_STEPS:-200}" --progress-every "${HEAT_STEPS:-200}")
+      [[ $v == default ]] || args+=(--variant "$v")
+      gbs=$("$heat" "${args[@]}" | sed -n 's/^heat3d: [0-9]* steps.*cells\/s, \([0-9.e+-]*\) GB\/s.*/\1/p')
+      name="heat3d ${HEAT_N:-512}^3 $dt"; [[ $v == default ]] || name+=" $v"
+      awk -v f="$name GB/s" -v a="$gbs" -v c="$copy" -v t="$t" \
+        'BEGIN { printf "%-24s %12.1f %12s %8s  (%.1f%% of the %s copy, %.1f GB/s)\n", f, a, "-", "-", 100 * a / c, t, c }'
+    done
   done
 fi
