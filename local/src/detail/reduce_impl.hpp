@@ -163,6 +163,8 @@ __global__ void reduce_axis_warp_kernel(const typename RD::D* p, index_t m, inde
   for (index_t o = static_cast<index_t>(blockIdx.x) * (blockDim.x / 32) + warp; o < m; o += warps) {
     const auto* row = p + offset_of(o, oshape.data(), strides.data());
     acc_t acc = RD::identity();
+    // Unrolled: four loads in flight per lane (the combines wait on them, not the next loads).
+#pragma unroll 4
     for (index_t j = lane; j < len; j += 32) acc = RD::combine(acc, RD::load(row[j], j));
     acc_t r = WR(tmp[warp]).Reduce(acc, [](const acc_t& a, const acc_t& b) { return RD::combine(a, b); });
     if (lane == 0) out[offset_of(o, oshape.data(), ostrides.data())] = convert<dev_t<typename RD::R>>(RD::finalize(r));
@@ -181,6 +183,7 @@ __global__ void reduce_axis_split_kernel(const typename RD::D* p, index_t m, int
        o += static_cast<index_t>(gridDim.x) * blockDim.x) {
     const index_t in_off = offset_of(o, oshape.data(), strides.data());
     auto acc = RD::identity();
+#pragma unroll 4
     for (index_t j = lo; j < hi; ++j) acc = RD::combine(acc, RD::load(p[in_off + j * strides[axis]], j));
     partials[seg * m + o] = acc;
   }
