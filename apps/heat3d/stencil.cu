@@ -46,9 +46,11 @@ __global__ void __launch_bounds__(kTx* kTy) interior_kernel(const T* __restrict_
   }
 }
 
-// The vector variant: each thread updates V = 16 / sizeof(T) adjacent cells along axis 2 with
+// The vector variant: each thread updates W = 16 / sizeof(T) adjacent cells along axis 2 with
 // 16-byte loads and streaming stores (a warp row spans 512 B: 4x fewer load instructions for
 // float, 2x for double); the axis-2 neighbours past its vector are two scalar loads (L1 hits).
+// kAhead pipelines the march: plane i+1's loads (in-plane neighbours, and plane i+2's cells from
+// HBM) are issued before plane i is computed, so each thread keeps two planes of loads in flight.
 template <class T> struct Vec;
 template <> struct Vec<float> { using type = float4; static constexpr int n = 4; };
 template <> struct Vec<double> { using type = double2; static constexpr int n = 2; };
@@ -56,9 +58,10 @@ template <> struct Vec<double> { using type = double2; static constexpr int n = 
 template <class T>
 __device__ inline T& lane(typename Vec<T>::type& v, int e) { return reinterpret_cast<T*>(&v)[e]; }
 
-template <class T>
-__global__ void __launch_bounds__(kTx * 8) interior_vec_kernel(const T* __restrict__ u, T* __restrict__ v, Field<T> f,
-                                                                Coeffs<T> c, Box b) {
+template <class T, bool kAhead>
+__global__ void __launch_bounds__(kTx * 8, 4) interior_vec_kernel(const T* __restrict__ u,
+                                                                                T* __restrict__ v, Field<T> f,
+                                                                                Coeffs<T> c, Box b) {
   using V = typename Vec<T>::type;
   constexpr int W = Vec<T>::n;
   const index_t k = b.lo[2] + (static_cast<index_t>(blockIdx.x) * kTx + threadIdx.x) * W;
@@ -70,23 +73,35 @@ __global__ void __launch_bounds__(kTx * 8) interior_vec_kernel(const T* __restri
   const index_t zm = f.wrap[2] && k == 0 ? f.n[2] - 1 : -1, zp = f.wrap[2] && k + W == f.n[2] ? W - f.n[2] : W;
   const index_t i0 = b.lo[0] + static_cast<index_t>(blockIdx.z) * kMarch;
   const index_t i1 = i0 + kMarch < b.hi[0] ? i0 + kMarch : b.hi[0];
-  index_t off = i0 * sx + j * sy + k;
+  const index_t base = j * sy + k;
+  // Offset of plane p's cells (p in [lo-1, hi+1]): a wrapped axis 0 takes them from its other end.
+  auto at = [&](index_t p) { return (f.wrap[0] ? (p < 0 ? p + n0 : p >= n0 ? p - n0 : p) : p) * sx + base; };
   auto load = [&](index_t o) { return *reinterpret_cast<const V*>(u + o); };
-  V below = load(off + (f.wrap[0] && i0 == 0 ? (n0 - 1) * sx : -sx)), here = load(off);
+  struct Side { V ny, py; T l, r; };  // a plane's neighbours of the vector within the plane
+  auto side = [&](index_t o) { return Side{load(o + ym), load(o + yp), u[o + zm], u[o + zp]}; };
+  V below = load(at(i0 - 1)), here = load(at(i0)), above = load(at(i0 + 1));
+  Side s = side(at(i0));
 #pragma unroll 2
-  for (index_t i = i0; i < i1; ++i, off += sx) {
-    V above = load(off + (f.wrap[0] && i == n0 - 1 ? -(n0 - 1) * sx : sx));
-    V ny = load(off + ym), py = load(off + yp), out;
-    const T left = u[off + zm], right = u[off + zp];
+  for (index_t i = i0; i < i1; ++i) {
+    const index_t off = at(i);
+    V ahead{};
+    Side next{};
+    if (kAhead && i + 1 < i1) ahead = load(at(i + 2)), next = side(at(i + 1));
+    V out;
 #pragma unroll
     for (int e = 0; e < W; ++e) {
-      const T zl = e == 0 ? left : lane<T>(here, e - 1), zr = e == W - 1 ? right : lane<T>(here, e + 1);
+      const T zl = e == 0 ? s.l : lane<T>(here, e - 1), zr = e == W - 1 ? s.r : lane<T>(here, e + 1);
       lane<T>(out, e) = c.c0 * lane<T>(here, e) + c.cx * (lane<T>(below, e) + lane<T>(above, e)) +
-                        c.cy * (lane<T>(ny, e) + lane<T>(py, e)) + c.cz * (zl + zr);
+                        c.cy * (lane<T>(s.ny, e) + lane<T>(s.py, e)) + c.cz * (zl + zr);
     }
     __stcs(reinterpret_cast<V*>(v + off), out);
     below = here;
     here = above;
+    if constexpr (kAhead) {
+      above = ahead, s = next;
+    } else if (i + 1 < i1) {
+      above = load(at(i + 2)), s = side(at(i + 1));
+    }
   }
 }
 
@@ -99,7 +114,7 @@ bool vec_fits(const Field<T>& u, const Field<T>& v, const Box& b) {
          v.sy == u.sy && b.lo[2] % W == 0 && (b.hi[2] - b.lo[2]) % W == 0 && (!u.wrap[2] || u.n[2] % W == 0);
 }
 
-template <class T>
+template <class T, bool kAhead>
 void launch_interior_vec(const Field<T>& u, const Field<T>& v, const Coeffs<T>& c, const Box& b, cudaStream_t s) {
   constexpr int W = Vec<T>::n;
   const dim3 grid(static_cast<unsigned>((b.hi[2] - b.lo[2] + kTx * W - 1) / (kTx * W)),
@@ -108,7 +123,7 @@ void launch_interior_vec(const Field<T>& u, const Field<T>& v, const Coeffs<T>& 
   if (grid.y > 65535 || grid.z > 65535)
     throw tessera::InvalidArgument("heat3d: block of " + std::to_string(b.hi[1] - b.lo[1]) + " x " +
                                    std::to_string(b.hi[0] - b.lo[0]) + " rows is too large for one launch");
-  interior_vec_kernel<T><<<grid, dim3(kTx, 8), 0, s>>>(u.origin, v.origin, u, c, b);
+  interior_vec_kernel<T, kAhead><<<grid, dim3(kTx, 8), 0, s>>>(u.origin, v.origin, u, c, b);
 }
 
 template <class T, int kTy, bool kStream>
@@ -207,8 +222,10 @@ void update(const Field<T>& u, const Field<T>& v, const Coeffs<T>& c, const Regi
       case Variant::stream: launch_interior<T, 8, true>(u, v, c, r.box[0], s); break;
       case Variant::wide_stream: launch_interior<T, 16, true>(u, v, c, r.box[0], s); break;
       case Variant::vec:  // where the box allows 16-byte vectors, else `stream`
-        if (vec_fits(u, v, r.box[0])) launch_interior_vec<T>(u, v, c, r.box[0], s);
-        else launch_interior<T, 8, true>(u, v, c, r.box[0], s);
+      case Variant::vec_ahead:
+        if (!vec_fits(u, v, r.box[0])) launch_interior<T, 8, true>(u, v, c, r.box[0], s);
+        else if (variant == Variant::vec) launch_interior_vec<T, false>(u, v, c, r.box[0], s);
+        else launch_interior_vec<T, true>(u, v, c, r.box[0], s);
         break;
     }
   } else {

@@ -83,9 +83,10 @@ struct Mode {
 // shared memory measured slower there (2.84 TB/s double, 1.85 float, against 3.38 and 2.97 for
 // stream) and was dropped. The host loop has one form.
 // `vec`: 16-byte vectors along axis 2 (a thread updates 2 doubles or 4 floats), where the rows
-// are aligned to them, else `stream`.
-enum class Variant { plain, wide, stream, wide_stream, vec };
-inline constexpr const char* kVariantNames = "plain, wide, stream, wide-stream or vec";
+// are aligned to them, else `stream`; `vec-ahead` also loads plane i+1's cells while it computes
+// plane i (two planes of loads in flight per thread).
+enum class Variant { plain, wide, stream, wide_stream, vec, vec_ahead };
+inline constexpr const char* kVariantNames = "plain, wide, stream, wide-stream, vec or vec-ahead";
 Variant parse_variant(const std::string& name);  // InvalidArgument unless one of kVariantNames
 
 // Ordered on `stream` (a cudaStream_t as void*; null on host). The first two return at once on

@@ -41,6 +41,7 @@ Variant parse_variant(const std::string& name) {
   if (name == "stream") return Variant::stream;
   if (name == "wide-stream") return Variant::wide_stream;
   if (name == "vec") return Variant::vec;
+  if (name == "vec-ahead") return Variant::vec_ahead;
   throw tessera::InvalidArgument("--variant '" + name + "': expected " + kVariantNames);
 }
 
