@@ -42,8 +42,8 @@ namespace {
 
 struct Options {
   std::string n_text = "64", grid_text, device = "auto", dtype = "double", output, format = "npy", restart,
-              colour_map = "viridis", mode_text = "1,2,3", variant_text = "stream";
-  heat3d::Variant variant = heat3d::Variant::stream;
+              colour_map = "viridis", mode_text = "1,2,3", variant_text = "vec-ahead";
+  heat3d::Variant variant = heat3d::Variant::vec_ahead;
   std::array<long long, 3> n{};
   std::array<int, 3> mode{1, 2, 3};
   long long steps = 100, output_every = 0, checkpoint_every = 0, progress_every = 0;
@@ -317,7 +317,7 @@ int main(int argc, char** argv) {
       ("colormap", po::value(&o.colour_map)->default_value(o.colour_map), "PNG colour map: viridis or inferno")
       ("checkpoint-every", po::value(&o.checkpoint_every)->default_value(0), "a checkpoint (OUTPUT/checkpoint) every k steps")
       ("variant", po::value(&o.variant_text)->default_value(o.variant_text),
-       "GPU interior kernel, for measurement: stream, plain, wide, wide-stream or vec (stencil.hpp)")
+       "GPU interior kernel, for measurement: vec-ahead, vec, stream, plain, wide or wide-stream (stencil.hpp)")
       ("restart", po::value(&o.restart), "continue from this checkpoint directory")
       ("check", po::bool_switch(&o.check), "exit 1 unless the errors are within tolerance")
       ("tol", po::value(&o.tol)->default_value(0), "round-off tolerance (0: 10 eps (steps + 10))");

@@ -1,7 +1,7 @@
 // CUDA side of stencil.hpp.
 //  - The interior (one box, no halo needed; wrapped axes whole): 32x8 (or 32x16, see Variant)
-//    threads over (axis 2, axis 1); each thread marches kMarch cells along axis 0 keeping u[i-1],
-//    u[i], u[i+1] in registers, so HBM sees one read of u and one write of v per cell (16 B for
+//    threads over (axis 2, axis 1); each thread (one cell or a 16-byte vector of them along
+//    axis 2) marches kMarch cells along axis 0 keeping u[i-1], u[i], u[i+1] in registers, so HBM sees one read of u and one write of v per cell (16 B for
 //    double) while the in-plane neighbours come from L1/L2. Wrapped neighbours only change a thread's offsets.
 //  - The shell (up to six thin boxes): one grid-stride kernel over all of their cells, wrapping
 //    around the axes that have no halo (see Field).
