@@ -1,6 +1,7 @@
 // Reductions against serial loops, whole-array and along axes, on host and GPU.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <complex>
 #include <vector>
@@ -152,6 +153,47 @@ TYPED_TEST(ReduceTest, AlongAxesOfLargerArraysWithTies) {
   const int m[3] = {n2, n1, n0};
   check(a.permute({2, 1, 0}), m,
         [&](const int* q) { return h[(static_cast<std::size_t>(q[2]) * n1 + q[1]) * n2 + q[0]]; }, "transposed");
+}
+
+// The 16-byte-load axis kernels (GPU) and their fallbacks, in float (4 per load), float64 (2) and
+// complex64 (2): rows whose length V divides or not (a scalar tail), outputs whose unit-stride
+// extent V divides or not, and a view one element in (not 16-byte aligned), against serial sums
+// (small integers, so every order of summation is exact).
+template <class T>
+void check_axis_sums(Device d) {
+  for (const auto& ext : {std::array<int, 3>{3, 130, 72}, std::array<int, 3>{3, 130, 70}, std::array<int, 3>{2, 90, 260}}) {
+    const int n0 = ext[0], n1 = ext[1], n2 = ext[2];
+    std::vector<T> h(static_cast<std::size_t>(n0) * n1 * n2);
+    for (std::size_t i = 0; i < h.size(); ++i) h[i] = static_cast<T>(static_cast<double>((i * 7) % 11) - 5);
+    const auto a = tl::from_host(h, tl::Shape<3>{n0, n1, n2}, d);
+    for (int first : {0, 1}) {  // the whole array, then the view from column 1 (misaligned)
+      const auto v = a.slice(2, first, n2);
+      const int m2 = n2 - first;
+      for (int axis = 0; axis < 3; ++axis) {
+        const auto hs = tl::to_host(tl::sum(v, axis));
+        std::size_t o = 0, bad = 0;
+        for (int i = 0; i < (axis == 0 ? 1 : n0); ++i)
+          for (int j = 0; j < (axis == 1 ? 1 : n1); ++j)
+            for (int k = 0; k < (axis == 2 ? 1 : m2); ++k, ++o) {
+              T acc = T(0);
+              const int len = axis == 0 ? n0 : axis == 1 ? n1 : m2;
+              for (int t = 0; t < len; ++t) {
+                int q[3] = {i, j, k};
+                q[axis] = t;
+                acc += h[(static_cast<std::size_t>(q[0]) * n1 + q[1]) * n2 + q[2] + first];
+              }
+              bad += !(hs[o] == acc);
+            }
+        EXPECT_EQ(bad, 0u) << n0 << "x" << n1 << "x" << n2 << " from column " << first << ", axis " << axis;
+      }
+    }
+  }
+}
+
+TYPED_TEST(ReduceTest, VectorisedAxisSumsAndTheirFallbacks) {
+  check_axis_sums<float>(this->device());
+  check_axis_sums<double>(this->device());
+  check_axis_sums<tessera::complex64>(this->device());
 }
 
 TYPED_TEST(ReduceTest, DeviceResultStaysOnDevice) {

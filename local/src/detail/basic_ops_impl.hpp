@@ -5,6 +5,7 @@
 #include "tessera/local/element_types.hpp"
 #include "tessera/local/expr.hpp"
 #ifdef __CUDACC__
+#include "strided_copy_cuda.cuh"
 #include "transpose_cuda.cuh"
 #endif
 
@@ -26,6 +27,7 @@ template <class T> void fill6(const Array6<T>& o, T value) { assign(o, Scalar<T>
 template <class T> void copy6(const Array6<T>& o, const Array6<T>& in) {
 #ifdef __CUDACC__
   if (transpose_copy_cuda(o, in)) return;  // a transposed source: by shared-memory tiles
+  if (strided_copy_cuda(o, in)) return;     // other strided copies: by rows
 #endif
   assign(o, in);
 }

@@ -1,6 +1,7 @@
 // The reductions, written once: host loops always, CUDA kernels (CUB block reductions) when
 // compiled by nvcc. Included by src/cuda/reduce.cu or src/host/reduce.cpp.
 #pragma once
+#include <cstdint>
 #include <cstring>
 #include <limits>
 #include <vector>
@@ -172,6 +173,35 @@ __global__ void reduce_axis_warp_kernel(const typename RD::D* p, index_t m, inde
   }
 }
 
+// The same with 16-byte loads (V elements) where every row is 16-byte aligned; the last len % V
+// elements of a row are scalar loads.
+template <class RD, int V>
+__global__ void reduce_axis_warp_vec_kernel(const typename RD::D* p, index_t m, index_t len, Shape<kMaxRank> oshape,
+                                            Shape<kMaxRank> strides, Shape<kMaxRank> ostrides,
+                                            dev_t<typename RD::R>* out) {
+  using acc_t = typename RD::acc;
+  using WR = cub::WarpReduce<acc_t>;
+  struct alignas(16) Vec { typename RD::D e[V]; };
+  __shared__ typename WR::TempStorage tmp[kReduceThreads / 32];
+  const int warp = static_cast<int>(threadIdx.x / 32), lane = static_cast<int>(threadIdx.x % 32);
+  const index_t warps = static_cast<index_t>(gridDim.x) * (blockDim.x / 32), nv = len / V;
+  for (index_t o = static_cast<index_t>(blockIdx.x) * (blockDim.x / 32) + warp; o < m; o += warps) {
+    const auto* row = p + offset_of(o, oshape.data(), strides.data());
+    const auto* rv = reinterpret_cast<const Vec*>(row);
+    acc_t acc = RD::identity();
+#pragma unroll 4
+    for (index_t j = lane; j < nv; j += 32) {
+      const Vec x = rv[j];
+#pragma unroll
+      for (int e = 0; e < V; ++e) acc = RD::combine(acc, RD::load(x.e[e], 0));
+    }
+    for (index_t j = nv * V + lane; j < len; j += 32) acc = RD::combine(acc, RD::load(row[j], j));
+    acc_t r = WR(tmp[warp]).Reduce(acc, [](const acc_t& a, const acc_t& b) { return RD::combine(a, b); });
+    if (lane == 0) out[offset_of(o, oshape.data(), ostrides.data())] = convert<dev_t<typename RD::R>>(RD::finalize(r));
+    __syncwarp();
+  }
+}
+
 // Outputs across threads (adjacent outputs read adjacent elements), the axis cut into gridDim.y
 // segments when the outputs alone are too few to fill the GPU: partials[segment * m + output].
 template <class RD>
@@ -186,6 +216,32 @@ __global__ void reduce_axis_split_kernel(const typename RD::D* p, index_t m, int
 #pragma unroll 4
     for (index_t j = lo; j < hi; ++j) acc = RD::combine(acc, RD::load(p[in_off + j * strides[axis]], j));
     partials[seg * m + o] = acc;
+  }
+}
+
+// The same with V adjacent outputs per thread (16-byte loads along the outputs' unit-stride axis,
+// whose extent V divides): m / V threads, partials as above.
+template <class RD, int V>
+__global__ void reduce_axis_split_vec_kernel(const typename RD::D* p, index_t m, int axis, index_t len,
+                                             Shape<kMaxRank> oshape, Shape<kMaxRank> strides,
+                                             typename RD::acc* partials) {
+  struct alignas(16) Vec { typename RD::D e[V]; };
+  const index_t segs = gridDim.y, seg = blockIdx.y, mv = m / V, step = strides[axis];
+  const index_t lo = len * seg / segs, hi = len * (seg + 1) / segs;
+  for (index_t t = static_cast<index_t>(blockIdx.x) * blockDim.x + threadIdx.x; t < mv;
+       t += static_cast<index_t>(gridDim.x) * blockDim.x) {
+    const auto* col = reinterpret_cast<const Vec*>(p + offset_of(t * V, oshape.data(), strides.data()));
+    typename RD::acc acc[V];
+#pragma unroll
+    for (int e = 0; e < V; ++e) acc[e] = RD::identity();
+#pragma unroll 4
+    for (index_t j = lo; j < hi; ++j) {
+      const Vec x = col[j * step / V];
+#pragma unroll
+      for (int e = 0; e < V; ++e) acc[e] = RD::combine(acc[e], RD::load(x.e[e], 0));
+    }
+#pragma unroll
+    for (int e = 0; e < V; ++e) partials[seg * m + t * V + e] = acc[e];
   }
 }
 
@@ -290,14 +346,46 @@ void reduce_axis6(const Array6<T>& a, int axis, const Array6<reduce_result_t<T, 
   auto cs = static_cast<cudaStream_t>(s.native());
   const index_t fill = static_cast<index_t>(multiprocessor_count(a.device().index())) * 2048;  // threads to fill it
   auto grid = [](index_t threads) { return static_cast<unsigned>(std::max<index_t>(1, std::min<index_t>((threads + 255) / 256, 65535))); };
+  // 16-byte loads of V elements where the data start and the strides keep them aligned: for a
+  // warp per row, every stride but the reduced axis' a multiple of V; for V outputs per thread,
+  // the outputs' innermost axis of unit stride and an extent V divides, the other strides
+  // (the reduced axis' too) multiples of V.
+  constexpr int V = (RD::is_arg || 16 % sizeof(typename RD::D) != 0) ? 1 : 16 / sizeof(typename RD::D);
+  int inner = -1;  // the outputs' innermost axis longer than 1
+  for (int d = 0; d < kMaxRank; ++d)
+    if (d != axis && a.shape()[d] > 1) inner = d;
+  bool rows_aligned = V > 1 && reinterpret_cast<std::uintptr_t>(p) % 16 == 0, cols_aligned = rows_aligned && inner >= 0;
+  for (int d = 0; d < kMaxRank; ++d) {
+    if (d == axis || a.shape()[d] == 1) continue;
+    const bool multiple = a.strides()[d] % V == 0;
+    rows_aligned = rows_aligned && multiple;
+    cols_aligned = cols_aligned && (d == inner ? a.strides()[d] == 1 && a.shape()[d] % V == 0 : multiple);
+  }
+  const bool vec_cols = cols_aligned && a.strides()[axis] % V == 0;
+  const index_t threads = vec_cols ? m / V : m;  // outputs across threads: V per thread or 1
   if (a.strides()[axis] == 1 && len >= 32) {  // contiguous axis: a warp per output
+    if constexpr (V > 1) {
+      if (rows_aligned) {
+        reduce_axis_warp_vec_kernel<RD, V><<<grid(m * 32), kReduceThreads, 0, cs>>>(p, m, len, out.shape(),
+                                                                                     a.strides(), out.strides(), o);
+        TESSERA_CHECK_CUDA(cudaGetLastError());
+        note_kernel_launch();
+        return;
+      }
+    }
     reduce_axis_warp_kernel<RD><<<grid(m * 32), kReduceThreads, 0, cs>>>(p, m, len, out.shape(), a.strides(),
                                                                          out.strides(), o);
-  } else if (m < fill && len >= 64) {  // too few outputs: cut the axis too, then combine
-    const int segs = static_cast<int>(std::min<index_t>({(fill + m - 1) / m, len / 16, 1024}));
+  } else if ((threads < fill || vec_cols) && len >= 64) {  // cut the axis too (to fill the GPU), then combine
+    const int segs = static_cast<int>(std::min<index_t>({(fill + threads - 1) / threads, len / 16, 1024}));
     Buffer partials(sizeof(typename RD::acc) * static_cast<std::size_t>(m) * segs, s);
     auto* part = static_cast<typename RD::acc*>(partials.data());
-    reduce_axis_split_kernel<RD><<<dim3(grid(m), segs), 256, 0, cs>>>(p, m, axis, len, out.shape(), a.strides(), part);
+    if (vec_cols) {
+      if constexpr (V > 1)
+        reduce_axis_split_vec_kernel<RD, V><<<dim3(grid(threads), segs), 256, 0, cs>>>(p, m, axis, len, out.shape(),
+                                                                                         a.strides(), part);
+    } else {
+      reduce_axis_split_kernel<RD><<<dim3(grid(m), segs), 256, 0, cs>>>(p, m, axis, len, out.shape(), a.strides(), part);
+    }
     TESSERA_CHECK_CUDA(cudaGetLastError());
     note_kernel_launch();
     reduce_axis_combine_kernel<RD><<<grid(m), 256, 0, cs>>>(part, m, segs, out.shape(), out.strides(), o);
