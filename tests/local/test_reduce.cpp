@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <complex>
+#include <utility>
 #include <vector>
 
 #include "device_test.hpp"
@@ -156,19 +157,21 @@ TYPED_TEST(ReduceTest, AlongAxesOfLargerArraysWithTies) {
 }
 
 // The 16-byte-load axis kernels (GPU) and their fallbacks, in float (4 per load), float64 (2) and
-// complex64 (2): rows whose length V divides or not (a scalar tail), outputs whose unit-stride
-// extent V divides or not, and a view one element in (not 16-byte aligned), against serial sums
+// complex64 (2): rows whose length V divides or not (a scalar tail), rows long enough for four
+// loads per lane, outputs whose unit-stride extent V divides or not, and a view one element in
+// (not 16-byte aligned), against serial sums
 // (small integers, so every order of summation is exact).
 template <class T>
 void check_axis_sums(Device d) {
-  for (const auto& ext : {std::array<int, 3>{3, 130, 72}, std::array<int, 3>{3, 130, 70}, std::array<int, 3>{2, 90, 260}}) {
+  for (const auto& ext : {std::array<int, 3>{3, 130, 72}, std::array<int, 3>{3, 130, 70}, std::array<int, 3>{2, 40, 1032}}) {
     const int n0 = ext[0], n1 = ext[1], n2 = ext[2];
     std::vector<T> h(static_cast<std::size_t>(n0) * n1 * n2);
     for (std::size_t i = 0; i < h.size(); ++i) h[i] = static_cast<T>(static_cast<double>((i * 7) % 11) - 5);
     const auto a = tl::from_host(h, tl::Shape<3>{n0, n1, n2}, d);
-    for (int first : {0, 1}) {  // the whole array, then the view from column 1 (misaligned)
-      const auto v = a.slice(2, first, n2);
-      const int m2 = n2 - first;
+    // The whole array, the view from column 1 (misaligned), the view without the last column
+    // (aligned rows with a scalar tail).
+    for (const auto& [first, m2] : {std::pair{0, n2}, std::pair{1, n2 - 1}, std::pair{0, n2 - 1}}) {
+      const auto v = a.slice(2, first, first + m2);
       for (int axis = 0; axis < 3; ++axis) {
         const auto hs = tl::to_host(tl::sum(v, axis));
         std::size_t o = 0, bad = 0;
@@ -184,7 +187,7 @@ void check_axis_sums(Device d) {
               }
               bad += !(hs[o] == acc);
             }
-        EXPECT_EQ(bad, 0u) << n0 << "x" << n1 << "x" << n2 << " from column " << first << ", axis " << axis;
+        EXPECT_EQ(bad, 0u) << n0 << "x" << n1 << "x" << n2 << ", " << m2 << " columns from " << first << ", axis " << axis;
       }
     }
   }

@@ -116,16 +116,19 @@ __global__ void reduce_partials_kernel(const typename RD::D* p, index_t n, Shape
     const Vec* pv = reinterpret_cast<const Vec*>(p);
     const index_t nv = n / V;
     index_t j = tid;
+    // Four accumulators: one chain of dependent adds per load, not one for all (f64: 0.98x CuPy).
+    acc_t a1 = RD::identity(), a2 = RD::identity(), a3 = RD::identity();
     for (; j + 3 * nthreads < nv; j += 4 * nthreads) {
       Vec v0 = pv[j], v1 = pv[j + nthreads], v2 = pv[j + 2 * nthreads], v3 = pv[j + 3 * nthreads];
 #pragma unroll
       for (int k = 0; k < V; ++k) {
         acc = RD::combine(acc, RD::load(v0.e[k], 0));
-        acc = RD::combine(acc, RD::load(v1.e[k], 0));
-        acc = RD::combine(acc, RD::load(v2.e[k], 0));
-        acc = RD::combine(acc, RD::load(v3.e[k], 0));
+        a1 = RD::combine(a1, RD::load(v1.e[k], 0));
+        a2 = RD::combine(a2, RD::load(v2.e[k], 0));
+        a3 = RD::combine(a3, RD::load(v3.e[k], 0));
       }
     }
+    acc = RD::combine(RD::combine(acc, a1), RD::combine(a2, a3));
     for (; j < nv; j += nthreads) {
       Vec v0 = pv[j];
 #pragma unroll
@@ -188,14 +191,26 @@ __global__ void reduce_axis_warp_vec_kernel(const typename RD::D* p, index_t m, 
   for (index_t o = static_cast<index_t>(blockIdx.x) * (blockDim.x / 32) + warp; o < m; o += warps) {
     const auto* row = p + offset_of(o, oshape.data(), strides.data());
     const auto* rv = reinterpret_cast<const Vec*>(row);
-    acc_t acc = RD::identity();
-#pragma unroll 4
-    for (index_t j = lane; j < nv; j += 32) {
+    // Four loads in flight per lane, each into its own accumulator (independent chains of adds).
+    acc_t acc = RD::identity(), a1 = RD::identity(), a2 = RD::identity(), a3 = RD::identity();
+    index_t j = lane;
+    for (; j + 96 < nv; j += 128) {
+      const Vec x0 = rv[j], x1 = rv[j + 32], x2 = rv[j + 64], x3 = rv[j + 96];
+#pragma unroll
+      for (int e = 0; e < V; ++e) {
+        acc = RD::combine(acc, RD::load(x0.e[e], 0));
+        a1 = RD::combine(a1, RD::load(x1.e[e], 0));
+        a2 = RD::combine(a2, RD::load(x2.e[e], 0));
+        a3 = RD::combine(a3, RD::load(x3.e[e], 0));
+      }
+    }
+    for (; j < nv; j += 32) {
       const Vec x = rv[j];
 #pragma unroll
       for (int e = 0; e < V; ++e) acc = RD::combine(acc, RD::load(x.e[e], 0));
     }
-    for (index_t j = nv * V + lane; j < len; j += 32) acc = RD::combine(acc, RD::load(row[j], j));
+    acc = RD::combine(RD::combine(acc, a1), RD::combine(a2, a3));
+    for (index_t t = nv * V + lane; t < len; t += 32) acc = RD::combine(acc, RD::load(row[t], t));
     acc_t r = WR(tmp[warp]).Reduce(acc, [](const acc_t& a, const acc_t& b) { return RD::combine(a, b); });
     if (lane == 0) out[offset_of(o, oshape.data(), ostrides.data())] = convert<dev_t<typename RD::R>>(RD::finalize(r));
     __syncwarp();
