@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Compares two builds of Tessera on this machine, side by side in one run: bench_local (2^28
-elements), bench_fft 512^3 c2c and heat3d --n 512, each run alternately (A, B, A, B, ...) `--rounds`
+elements, with its axis-sum, strided-copy and cast figures), bench_fft 512^3 c2c and heat3d --n 512, each run alternately (A, B, A, B, ...) `--rounds`
 times; prints the median of each figure and the ratio B/A (for times, A/B: > 1 means B is faster).
 
   apps/bench/ab_builds.py OLD_BUILD NEW_BUILD [--rounds 3]
@@ -28,6 +28,8 @@ def bench_local(build):
             figures[f"triad {f[1]} GB/s"] = float(f[4])
             figures[f"sum {f[1]} GB/s"] = float(f[6])
             figures[f"copy {f[1]} GB/s"] = float(f[8])
+        elif len(f) == 5 and f[0] == "figure":  # axis sums, strided and transposing copies, the cast
+            figures[f"{f[1]} {f[2]} GB/s"] = float(f[4])
     return figures
 
 
