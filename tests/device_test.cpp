@@ -15,4 +15,10 @@ void init_test_environment(MPI_Comm world) {
 }
 
 int node_local_rank() { return g_local_rank; }
+
+const comm::ProcessGroup& world() {
+  // Never destroyed: it would outlive MPI_Finalize in main (the program's end frees it).
+  static const auto* group = new comm::ProcessGroup(comm::ProcessGroup::world());
+  return *group;
+}
 }  // namespace tessera::testing

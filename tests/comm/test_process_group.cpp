@@ -138,6 +138,19 @@ TEST(Cartesian, RowAndColumnSubGroups) {
   }
 }
 
+// cartesian() and sub() are made once per shape: asking again (0 entries filled in the same way)
+// returns the same communicator; another periodicity or other kept axes give another.
+TEST(Cartesian, OneGroupPerShape) {
+  const auto world = ProcessGroup::world();
+  const int n = world.size();
+  const auto a = world.cartesian({n, 1}), b = world.cartesian({0, 1}), c = world.cartesian({n, 1}, {true, false});
+  EXPECT_EQ(a.mpi_comm(), b.mpi_comm());
+  EXPECT_NE(a.mpi_comm(), c.mpi_comm());
+  EXPECT_EQ(a.sub({true, false}).mpi_comm(), b.sub({true, false}).mpi_comm());
+  EXPECT_NE(a.sub({true, false}).mpi_comm(), a.sub({false, true}).mpi_comm());
+  EXPECT_EQ(a.all_reduce(1, tessera::comm::ReduceOp::sum), n);
+}
+
 TEST(Cartesian, DimsThatDoNotMatchTheSizeThrow) {
   const auto world = ProcessGroup::world();
   const int n = world.size();

@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "../device_test.hpp"
 #include "dist_test_util.hpp"
 #include "tessera/distributed/array.hpp"
 #include "tessera/io/error.hpp"
@@ -29,7 +30,7 @@ using local::index_t;
 // A fresh directory under /tmp made by rank 0 of the world; removed when the test ends.
 struct TempDir {
   std::string path;
-  comm::ProcessGroup world = comm::ProcessGroup::world();
+  comm::ProcessGroup world = tessera::testing::world();
   TempDir() {
     char buf[64] = "/tmp/tessera_io_XXXXXX";
     if (world.rank() == 0 && !mkdtemp(buf)) buf[0] = '\0';

@@ -87,7 +87,7 @@ TYPED_TEST_SUITE(Checkpoint, tessera::testing::DeviceKinds, tessera::testing::De
 
 TYPED_TEST(Checkpoint, RoundTripsFieldsAndMetadata) {
   TempDir tmp;
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const Device d = this->device();
   const std::string dir = tmp.file("ckpt");
   write_all(dir, write_layouts(world), d, 0, 7);
@@ -109,7 +109,7 @@ TYPED_TEST(Checkpoint, RoundTripsFieldsAndMetadata) {
 // ranks: write on 4, read on 3 and on 1), each on layouts of its own group.
 TYPED_TEST(Checkpoint, WriteOnAllRanksReadOnFewer) {
   TempDir tmp;
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const Device d = this->device();
   const std::string dir = tmp.file("ckpt");
   write_all(dir, write_layouts(world), d, 3, 11);
@@ -128,7 +128,7 @@ TYPED_TEST(Checkpoint, WriteOnAllRanksReadOnFewer) {
 // previous checkpoint alone.
 TYPED_TEST(Checkpoint, SurvivesInterruptedWrites) {
   TempDir tmp;
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const Device d = this->device();
   const std::string dir = tmp.file("ckpt");
   const Fields l = write_layouts(world);
@@ -169,7 +169,7 @@ TYPED_TEST(Checkpoint, SurvivesInterruptedWrites) {
 
 TYPED_TEST(Checkpoint, OverwriteKeepsOnlyTheNewCheckpoint) {
   TempDir tmp;
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const Device d = this->device();
   const std::string dir = tmp.file("ckpt") + "/";  // a trailing slash names the same checkpoint
   write_all(dir, write_layouts(world), d, 4, 40);
@@ -203,7 +203,7 @@ TYPED_TEST(Checkpoint, OverwriteKeepsOnlyTheNewCheckpoint) {
 
 TYPED_TEST(Checkpoint, ErrorsOnEveryRank) {
   TempDir tmp;
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const Device d = this->device();
   const std::string dir = tmp.file("ckpt");
   const Fields l = write_layouts(world);
@@ -268,7 +268,7 @@ TYPED_TEST(Checkpoint, ErrorsOnEveryRank) {
 // set_format(2): a Zarr v2 group (.zgroup, .zattrs) of v2 arrays, read back like a v3 one.
 TYPED_TEST(Checkpoint, ZarrV2Group) {
   TempDir tmp;
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const Device d = this->device();
   const Fields l = write_layouts(world);
   {

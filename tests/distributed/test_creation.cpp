@@ -24,7 +24,7 @@ using tessera::testing::DeviceTest;
 // Layouts (of 17x13x5 arrays but one) covering 1-, 2- and 3-D grids, halos, uneven and empty blocks
 // (explicit offsets, and axes shorter than the grid) and replicated grid axes.
 std::vector<Layout<3>> layouts3() {
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const int p = world.size();
   const ProcessGrid g1(world), g2 = ProcessGrid::balanced(world, 2), g3 = ProcessGrid::balanced(world, 3);
   std::vector<index_t> skew(p + 1, 0);  // all but the last block empty on axis 0
@@ -73,7 +73,7 @@ TYPED_TEST(Creation, ArangeHoldsTheGlobalFlatIndex) {
     }
   }
   // 1 x N, and a 2 x 3 array on more ranks than either axis has elements.
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const ProcessGrid g1(world);
   const auto row = gather_to_host(arange<std::int32_t>(Layout<2>(g1, {1, 29}, {-1, 0}), d));
   for (index_t i = 0; i < 29; ++i) EXPECT_EQ(row[i], i);

@@ -47,7 +47,7 @@ TYPED_TEST_SUITE(Elementwise, tessera::testing::DeviceKinds, tessera::testing::D
 
 TYPED_TEST(Elementwise, FusedTriadOnUnevenThreeDGridWithHalos) {
   const Device d = this->device();
-  const auto g = ProcessGrid::balanced(ProcessGroup::world(), 3);
+  const auto g = ProcessGrid::balanced(tessera::testing::world(), 3);
   const auto l = Layout<3>::block(g, {17, 13, 5});
   const auto lh = l.with_halo({1, 1, 0});
   auto a = filled<double, 3>(lh, d, [](index_t i) { return 0.5 * i; });
@@ -71,7 +71,7 @@ TYPED_TEST(Elementwise, FusedTriadOnUnevenThreeDGridWithHalos) {
 
 TYPED_TEST(Elementwise, MapAppliesAnyLocalFunction) {
   const Device d = this->device();
-  const ProcessGrid g(ProcessGroup::world(), {ProcessGroup::world().size()});
+  const ProcessGrid g(tessera::testing::world(), {tessera::testing::world().size()});
   const Layout<2> l(g, {1, 29}, {-1, 0});  // 1 x N split along the long axis
   auto x = filled<float, 2>(l, d, [](index_t i) { return float(i); });
   Array<float, 2> y(l, d);
@@ -82,7 +82,7 @@ TYPED_TEST(Elementwise, MapAppliesAnyLocalFunction) {
 
 TYPED_TEST(Elementwise, DifferentLayoutsThrowLayoutMismatch) {
   const Device d = this->device();
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const ProcessGrid g(world, {world.size()});
   const Layout<2> rows(g, {8, 6}, {0, -1}), cols(g, {8, 6}, {-1, 0});
   Array<float, 2> a(rows, d), b(cols, d), z(rows, d);

@@ -55,7 +55,7 @@ void expect_box(const tessera::local::Array<double, 2>& got, const Box<2>& b, co
 }  // namespace
 
 TYPED_TEST(Exchange, ArbitraryBoxesWithChunkOptions) {
-  const auto g = tessera::comm::ProcessGroup::world();
+  const auto g = tessera::testing::world();
   const int p = g.size(), me = g.rank();
   const Device d = this->device();
   std::vector<Box<2>> rows(p), cols(p), root(p);
@@ -78,7 +78,7 @@ TYPED_TEST(Exchange, ArbitraryBoxesWithChunkOptions) {
 }
 
 TYPED_TEST(Exchange, ProducerWritesEachChunkBeforeItTravels) {
-  const auto g = tessera::comm::ProcessGroup::world();
+  const auto g = tessera::testing::world();
   const int p = g.size(), me = g.rank();
   const Device d = this->device();
   std::vector<Box<2>> rows(p), cols(p);
@@ -106,7 +106,7 @@ TYPED_TEST(Exchange, ProducerWritesEachChunkBeforeItTravels) {
 // are reused and regrown), and the name of what ran. Host buffers always travel through MPI.
 TYPED_TEST(Exchange, EveryTransportByOption) {
   using tessera::Transport;
-  const auto g = tessera::comm::ProcessGroup::world();
+  const auto g = tessera::testing::world();
   const int p = g.size(), me = g.rank();
   const Device d = this->device();
   std::vector<Box<2>> rows(p), cols(p);

@@ -28,7 +28,7 @@ using namespace td::testing::fft_util;
 // forward against the serial transform, then backward back to the input.
 template <class In, int R>
 void check(Device d, const ts::distributed::Index<R>& n, fft::Options opt = {}, int grid_dims = 1) {
-  const auto world = ts::comm::ProcessGroup::world();
+  const auto world = tessera::testing::world();
   td::ProcessGrid grid = grid_dims == 1 ? td::ProcessGrid(world) : td::ProcessGrid::balanced(world, grid_dims);
   const auto in_layout = td::Layout<R>::block(grid, n);
   const auto x0 = pattern<In>(ts::local::shape_size(n));
@@ -73,10 +73,10 @@ TYPED_TEST(DistFft, AxisPassLengths) {
   check<std::complex<float>, 3>(this->device(), {256, 4, 6}, {.decomposition = fft::Decomposition::pencil}, 2);
 }
 TYPED_TEST(DistFft, AutomaticPencilWhenRanksExceedFirstAxis) {
-  const int P = ts::comm::ProcessGroup::world().size();
+  const int P = tessera::testing::world().size();
   const auto n = td::Index<3>{2, 12, 10};
   check<std::complex<double>, 3>(this->device(), n);
-  const auto plan = fft::get_plan<std::complex<double>, 3>(td::Layout<3>::block(td::ProcessGrid(ts::comm::ProcessGroup::world()), n),
+  const auto plan = fft::get_plan<std::complex<double>, 3>(td::Layout<3>::block(td::ProcessGrid(tessera::testing::world()), n),
                                                           this->device());
   EXPECT_EQ(plan->decomposition(), P > 2 ? fft::Decomposition::pencil : fft::Decomposition::slab);
 }
@@ -97,7 +97,7 @@ TYPED_TEST(DistFft, OneDimensional) {  // several ranks: test_fft1d.cpp
 
 TYPED_TEST(DistFft, NormsMatchNumpy) {
   const auto d = this->device();
-  const auto world = ts::comm::ProcessGroup::world();
+  const auto world = tessera::testing::world();
   using C = std::complex<double>;
   const td::Index<3> n{6, 8, 5};
   const double N = 240;
@@ -130,7 +130,7 @@ TYPED_TEST(DistFft, NormsMatchNumpy) {
 template <class In, int R>
 void check_spectral(Device d, const td::Index<R>& n, fft::Spectral sp, fft::Norm norm, fft::Options opt = {},
                     int grid_dims = 1) {
-  const auto world = ts::comm::ProcessGroup::world();
+  const auto world = tessera::testing::world();
   td::ProcessGrid grid = grid_dims == 1 ? td::ProcessGrid(world) : td::ProcessGrid::balanced(world, grid_dims);
   const auto l = td::Layout<R>::block(grid, n);
   const auto x0 = pattern<In>(ts::local::shape_size(n));
@@ -169,7 +169,7 @@ TYPED_TEST(DistFft, SpectralMultiplyOnStores) {
   check_spectral<std::complex<double>, 3>(d, {5, 6, 4}, lap, fft::Norm::none, {.chunks = 3});
   check_spectral<float, 2>(d, {7, 9}, {}, fft::Norm::forward);  // normalization alone
   // Poisson: backward(forward(f) * -1/|k|^2) inverts the Laplacian of a trigonometric u.
-  const auto world = ts::comm::ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const td::Index<3> n{8, 12, 10};
   const auto l = td::Layout<3>::block(td::ProcessGrid(world), n);
   std::vector<double> u(960), f(960);
@@ -190,7 +190,7 @@ TYPED_TEST(DistFft, SpectralMultiplyOnStores) {
 
 TYPED_TEST(DistFft, BatchedAndInPlace) {
   const auto d = this->device();
-  const auto world = ts::comm::ProcessGroup::world();
+  const auto world = tessera::testing::world();
   using C = std::complex<double>;
   const td::Index<3> n{9, 7, 6};
   const auto l = td::Layout<3>::block(td::ProcessGrid(world), n);
@@ -214,7 +214,7 @@ TYPED_TEST(DistFft, BatchedAndInPlace) {
 
 TYPED_TEST(DistFft, InputWithHalosAndOtherSplits) {
   const auto d = this->device();
-  const auto world = ts::comm::ProcessGroup::world();
+  const auto world = tessera::testing::world();
   using C = std::complex<float>;
   const td::Index<3> n{8, 6, 10};
   const auto l = td::Layout<3>(td::ProcessGrid(world), n, {-1, -1, 0}, {1, 1, 1});  // split on the last axis, halos
@@ -230,7 +230,7 @@ TYPED_TEST(DistFft, InputWithHalosAndOtherSplits) {
 
 TYPED_TEST(DistFft, FftFreq) {
   const auto d = this->device();
-  const auto world = ts::comm::ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const auto l = td::Layout<2>::block(td::ProcessGrid(world), {7, 5});
   auto k0 = fft::fftfreq<double, 2>(l, 0, d, 0.5);
   const auto g = gather_to_host(k0);
@@ -246,7 +246,7 @@ TYPED_TEST(DistFft, FftFreq) {
 
 TYPED_TEST(DistFft, BadArguments) {
   const auto d = this->device();
-  const auto world = ts::comm::ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const auto l2 = td::Layout<2>::block(td::ProcessGrid(world), {8, 8});
   EXPECT_THROW((fft::Plan<std::complex<double>, 2>(l2, d, {.decomposition = fft::Decomposition::pencil})),
                ts::InvalidArgument);

@@ -47,7 +47,7 @@ std::vector<C> in_order(const std::vector<C>& x, std::array<index_t, 2> order) {
 // norm), in the plan's output order; backward(forward) against x; the input left alone.
 template <class In>
 void check(Device d, index_t n, fft::Norm norm, bool natural, std::vector<index_t> offsets = {}, int chunks = 0) {
-  const auto world = ts::comm::ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const td::ProcessGrid grid(world);
   const auto layout = offsets.empty() ? td::Layout<1>(grid, {n}, {0})
                                       : td::Layout<1>(grid, {n}, {0}, td::Layout<1>::Offsets{offsets}, {});
@@ -108,7 +108,7 @@ TYPED_TEST(DistFft1d, R2cC2r) {
   check<float>(this->device(), 1 << 20, fft::Norm::ortho, true);
 }
 TYPED_TEST(DistFft1d, UnevenInputBlocks) {
-  const int P = ts::comm::ProcessGroup::world().size();
+  const int P = tessera::testing::world().size();
   for (index_t n : {30, 31, 1 << 12}) {
     std::vector<index_t> o(P + 1, 0);  // the last rank holds half, the others share the rest unevenly
     for (int r = 1; r < P; ++r) o[r] = (n / 2) * r * r / ((P - 1) * (P - 1));
@@ -129,7 +129,7 @@ TYPED_TEST(DistFft1d, ChunkedPipeline) {  // the local FFT of part k+1 while par
 }
 TYPED_TEST(DistFft1d, PlanLayoutsAndBatches) {
   const auto d = this->device();
-  const auto world = ts::comm::ProcessGroup::world();
+  const auto world = tessera::testing::world();
   using C = std::complex<double>;
   const index_t n = 30;
   const auto l = td::Layout<1>(td::ProcessGrid(world), {n}, {0});
@@ -157,7 +157,7 @@ TYPED_TEST(DistFft1d, PlanLayoutsAndBatches) {
 }
 TYPED_TEST(DistFft1d, SpectralMultiplyIsRefusedOverSeveralRanks) {
   const auto d = this->device();
-  const auto world = ts::comm::ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const auto l = td::Layout<1>(td::ProcessGrid(world), {32}, {0});
   const auto plan = fft::get_plan<double, 1>(l, d);
   auto x = make<double, 1>(l, d, pattern<double>(32));

@@ -3,6 +3,7 @@
 
 #include <numeric>
 
+#include "../device_test.hpp"
 #include "tessera/distributed/layout.hpp"
 
 namespace {
@@ -11,7 +12,7 @@ using namespace tessera::distributed;
 using comm::ProcessGroup;
 
 TEST(Grid, DimsAreChosenLikeMpiDimsCreate) {
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const int p = world.size();
   for (int nd = 1; nd <= 3; ++nd) {
     const auto g = ProcessGrid::balanced(world, nd);
@@ -26,7 +27,7 @@ TEST(Grid, DimsAreChosenLikeMpiDimsCreate) {
 }
 
 TEST(Grid, NeighboursWrapOnlyOnPeriodicAxes) {
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const int p = world.size();
   const ProcessGrid open(world, {p, 1}, {false, true}), ring(world, {p, 1}, {true, false});
   const int r = world.rank();
@@ -40,7 +41,7 @@ TEST(Grid, NeighboursWrapOnlyOnPeriodicAxes) {
 }
 
 TEST(Grid, AxisGroupsAreRowsAndColumns) {
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   if (world.size() % 2) GTEST_SKIP() << "needs an even rank count for a 2 x (p/2) grid";
   const ProcessGrid g(world, {2, world.size() / 2});
   const auto& row = g.axis_group(1);  // same coordinate on axis 0
@@ -56,7 +57,7 @@ TEST(Grid, AxisGroupsAreRowsAndColumns) {
 }
 
 TEST(Layout, BalancedBlocksGiveTheFirstRanksOneMore) {
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const int p = world.size();
   const ProcessGrid g(world, {p});
   const Layout<2> l(g, {17, 5}, {0, -1});
@@ -73,7 +74,7 @@ TEST(Layout, BalancedBlocksGiveTheFirstRanksOneMore) {
 }
 
 TEST(Layout, OwnerAgreesWithLocalBoxesIncludingEmptyBlocks) {
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const auto g = ProcessGrid::balanced(world, 3);
   // 2 x 1 x 3: axes shorter than the grid leave some blocks empty.
   const auto l = Layout<3>::block(g, {2, 1, 3});
@@ -91,7 +92,7 @@ TEST(Layout, OwnerAgreesWithLocalBoxesIncludingEmptyBlocks) {
 }
 
 TEST(Layout, ExplicitOffsetsHalosAndEquality) {
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const int p = world.size();
   const ProcessGrid g(world, {p});
   std::vector<index_t> off(p + 1);
@@ -108,7 +109,7 @@ TEST(Layout, ExplicitOffsetsHalosAndEquality) {
 }
 
 TEST(Layout, BadArgumentsThrow) {
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const ProcessGrid g(world, {world.size()});
   EXPECT_THROW(Layout<1>(g, {-1}, {0}), InvalidArgument);                 // negative extent
   EXPECT_THROW(Layout<2>(g, {4, 4}, {1, -1}), InvalidArgument);          // no grid axis 1

@@ -101,7 +101,7 @@ void exchange_and_check(const Layout<R>& l, Device d, const char* what) {
   check_shard(a, what);
 }
 
-ProcessGroup world() { return ProcessGroup::world(); }
+ProcessGroup world() { return tessera::testing::world(); }
 
 template <class K> class HaloExchangeTest : public DeviceTest<K> {};
 TYPED_TEST_SUITE(HaloExchangeTest, tessera::testing::DeviceKinds, tessera::testing::DeviceKindNames);
@@ -295,7 +295,7 @@ TYPED_TEST(HaloExchangeTest, WholeAxisShorterThanHaloThrows) {
 TEST(HaloMember, ExchangeHalosMemberFillsPeriodicHalos) {
   using namespace tessera;
   using namespace tessera::distributed;
-  const auto world = comm::ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const ProcessGrid g(world, {world.size()}, {true});
   const Layout<1> l(g, {4 * world.size()}, {0}, {1});
   Array<double, 1> u(l, Device::host());

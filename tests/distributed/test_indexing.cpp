@@ -22,7 +22,7 @@ using cd = std::complex<double>;
 
 // Layouts of a 2-D {r, c} array: 2-D blocks with halos, a replicated grid axis, uneven and skewed.
 std::vector<Layout<2>> layouts2(index_t r, index_t c) {
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const int p = world.size();
   const ProcessGrid g1(world), g2 = ProcessGrid::balanced(world, 2);
   return {Layout<2>::block(g2, {r, c}, {1, 1}), Layout<2>(g2, {r, c}, {-1, 1}),
@@ -30,7 +30,7 @@ std::vector<Layout<2>> layouts2(index_t r, index_t c) {
           Layout<2>(g1, {r, c}, {0, -1}, {skewed(r, p), std::vector<index_t>{0, c}}, {0, 0})};
 }
 std::vector<Layout<1>> layouts1(index_t n) {
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const int p = world.size();
   const ProcessGrid g1(world), g2 = ProcessGrid::balanced(world, 2);
   return {Layout<1>(g1, {n}, {0}), Layout<1>(g1, {n}, {0}, {uneven(n, p)}, {0}), Layout<1>(g2, {n}, {0})};
@@ -71,7 +71,7 @@ TYPED_TEST(Indexing, TakeAndPutAtGlobalIndices) {
 
 TYPED_TEST(Indexing, OutOfRangeIndexThrowsIndexErrorOnEveryRank) {
   const Device d = this->device();
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const auto a = filled<double>(Layout<1>(ProcessGrid(world), {10}, {0}), d, [](index_t g) { return double(g); });
   const auto idx = filled<std::int64_t>(Layout<1>(ProcessGrid(world), {9}, {0}), d,
                                         [](index_t i) { return std::int64_t(i == 7 ? 10 : i); });
@@ -109,9 +109,9 @@ TYPED_TEST(Indexing, HistogramAndBincount) {
     for (index_t g = 0; g < 99; ++g) ++bref[iv(g)];
     EXPECT_EQ(bc, bref);
   }
-  const auto e = filled<std::int64_t>(Layout<1>(ProcessGrid(ProcessGroup::world()), {0}, {0}), d, [](index_t) { return std::int64_t(0); });
+  const auto e = filled<std::int64_t>(Layout<1>(ProcessGrid(tessera::testing::world()), {0}, {0}), d, [](index_t) { return std::int64_t(0); });
   EXPECT_EQ(bincount(e, 3).size(), 3);
-  const auto neg = filled<std::int64_t>(Layout<1>(ProcessGrid(ProcessGroup::world()), {5}, {0}), d,
+  const auto neg = filled<std::int64_t>(Layout<1>(ProcessGrid(tessera::testing::world()), {5}, {0}), d,
                                         [](index_t g) { return std::int64_t(g - 1); });
   EXPECT_THROW((void)bincount(neg), InvalidArgument);
 }
@@ -134,7 +134,7 @@ TYPED_TEST(Indexing, NonzeroCompressWhere) {
       }
       const auto fnz = flatnonzero(a);
       EXPECT_EQ(gather_to_host(fnz), nz);
-      const Layout<1> balanced(ProcessGrid(ProcessGroup::world()), {index_t(nz.size())}, {0});
+      const Layout<1> balanced(ProcessGrid(tessera::testing::world()), {index_t(nz.size())}, {0});
       EXPECT_EQ(fnz.layout().local_box(), balanced.local_box());
       EXPECT_EQ(gather_to_host(compress(mask, a)), picked);
       const auto minus = filled<double>(l, d, [](index_t) { return -1.0; });

@@ -43,7 +43,7 @@ bool same_outcome_everywhere(const ProcessGroup& g, F&& load, const std::string&
 
 TYPED_TEST(IoBad, NpyFilesThrowOnEveryRankAndLeaveTheDestination) {
   TempDir tmp;
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const Device d = this->device();
   const Layout<2> l = Layout<2>::block(ProcessGrid::balanced(world, 2), {9, 7}, {1, 0});
   io::save_npy(tmp.file("good.npy"), formula<double, 2>(l, d));
@@ -87,7 +87,7 @@ TYPED_TEST(IoBad, NpyFilesThrowOnEveryRankAndLeaveTheDestination) {
 // Random byte changes in the header: a load either works or throws IoError, alike everywhere.
 TYPED_TEST(IoBad, NpyMutatedHeadersNeverCrashOrDisagree) {
   TempDir tmp;
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const Device d = this->device();
   const Layout<1> l(ProcessGrid(world), {10}, {0});
   io::save_npy(tmp.file("good.npy"), formula<std::int64_t, 1>(l, d));
@@ -107,7 +107,7 @@ TYPED_TEST(IoBad, NpyMutatedHeadersNeverCrashOrDisagree) {
 
 TYPED_TEST(IoBad, ZarrStoresThrowOnEveryRankAndLeaveTheDestination) {
   TempDir tmp;
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const Device d = this->device();
   const Layout<2> l = Layout<2>::block(ProcessGrid::balanced(world, 2), {10, 6});
   const std::string s = tmp.file("s"), z = tmp.file("z");
@@ -175,7 +175,7 @@ TYPED_TEST(IoBad, ZarrStoresThrowOnEveryRankAndLeaveTheDestination) {
 // chunk, treat it as damage instead: test_checkpoint.cpp).
 TYPED_TEST(IoBad, ZarrMissingChunkIsTheFillValue) {
   TempDir tmp;
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const Device d = this->device();
   const Layout<1> l(ProcessGrid(world), {9}, {0});
   io::save_zarr(tmp.file("s"), formula<double, 1>(l, d), {4});
@@ -186,7 +186,7 @@ TYPED_TEST(IoBad, ZarrMissingChunkIsTheFillValue) {
 
 TYPED_TEST(IoBad, ZarrMutatedMetadataNeverCrashesOrDisagrees) {
   TempDir tmp;
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const Device d = this->device();
   const Layout<2> l = Layout<2>::block(ProcessGrid::balanced(world, 2), {5, 4});
   io::save_zarr(tmp.file("s"), formula<std::complex<double>, 2>(l, d), {2, 3});

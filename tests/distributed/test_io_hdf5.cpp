@@ -29,7 +29,7 @@ void round_trip(const TempDir& tmp, const std::string& name, const Layout<R>& sa
 }
 
 TYPED_TEST(IoHdf5, RoundTrips) {
-  auto world = ProcessGroup::world();
+  auto world = tessera::testing::world();
   const auto d = this->device();
   TempDir tmp;
   auto save = Layout<3>::block(ProcessGrid::balanced(world, 2), {9, 7, 5});
@@ -49,7 +49,7 @@ TYPED_TEST(IoHdf5, RoundTrips) {
 }
 
 TYPED_TEST(IoHdf5, ErrorsOnEveryRank) {
-  auto world = ProcessGroup::world();
+  auto world = tessera::testing::world();
   const auto d = this->device();
   TempDir tmp;
   Layout<2> l(ProcessGrid(world), {6, 4}, {0, -1});

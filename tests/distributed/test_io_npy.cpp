@@ -29,7 +29,7 @@ using tessera::io::NpyHeader;
 // A fresh directory under /tmp made by rank 0 and removed when the test ends.
 struct TempDir {
   std::string path;
-  ProcessGroup world = ProcessGroup::world();
+  ProcessGroup world = tessera::testing::world();
   TempDir() {
     char buf[64] = "/tmp/tessera_npy_XXXXXX";
     if (world.rank() == 0 && !mkdtemp(buf)) buf[0] = '\0';
@@ -84,7 +84,7 @@ template <class T, int R> void expect_formula(const Array<T, R>& a, const std::s
 }
 
 std::vector<Layout<3>> layouts3() {
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const int p = world.size();
   const ProcessGrid g1(world), g2 = ProcessGrid::balanced(world, 2), g3 = ProcessGrid::balanced(world, 3);
   std::vector<index_t> skew(p + 1, 0);
@@ -135,7 +135,7 @@ TYPED_TEST(IoNpy, RoundTripsInManySmallChunks) {
   const auto saved = io::detail::npy_chunk_bytes();
   io::detail::set_npy_chunk_bytes(3 * 5 * 8);  // 3 slabs of 5 doubles, 1 slab of 13x5: ranks differ in rounds
   round_trips3<double>(d, dir);
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const Layout<2> rows(ProcessGrid(world), {23, 3}, {0, -1});
   io::save_npy(dir.file("r.npy"), formula<std::int64_t, 2>(rows, d));
   expect_formula(io::load_npy<std::int64_t, 2>(dir.file("r.npy"), Layout<2>(ProcessGrid(world), {23, 3}, {-1, 0}), d), "rows");
@@ -145,7 +145,7 @@ TYPED_TEST(IoNpy, RoundTripsInManySmallChunks) {
 TYPED_TEST(IoNpy, RoundTripsOneAndTwoDimensionalGrids) {
   TempDir dir;
   const Device d = this->device();
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const ProcessGrid g1(world), g2 = ProcessGrid::balanced(world, 2);
   const Layout<1> a(g1, {29}, {0}, {2}), b(g1, {29}, {0});
   io::save_npy(dir.file("v.npy"), formula<float, 1>(a, d));
@@ -160,7 +160,7 @@ TYPED_TEST(IoNpy, RoundTripsOneAndTwoDimensionalGrids) {
 
 TYPED_TEST(IoNpy, FileMatchesTheNpyFormat) {
   TempDir dir;
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const Layout<2> l = Layout<2>::block(ProcessGrid::balanced(world, 2), {4, 6}, {1, 0});
   io::save_npy(dir.file("f.npy"), formula<std::int32_t, 2>(l, this->device()));
   std::ifstream in(dir.file("f.npy"), std::ios::binary);
@@ -187,7 +187,7 @@ void put(const TempDir& dir, const std::string& name, const std::string& bytes) 
 TYPED_TEST(IoNpy, BrokenFilesThrowOnEveryRank) {
   TempDir dir;
   const Device d = this->device();
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const Layout<2> l = Layout<2>::block(ProcessGrid::balanced(world, 2), {5, 7});
   io::save_npy(dir.file("good.npy"), formula<double, 2>(l, d));
   std::string good;
@@ -226,7 +226,7 @@ TYPED_TEST(IoNpy, BrokenFilesThrowOnEveryRank) {
 // a.astype('>f8')) load into any layout: each rank transposes or swaps its own block.
 template <class T>
 void fortran_and_big_endian(const TempDir& dir, Device d, const std::string& descr) {
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const index_t n0 = 5, n1 = 7, n2 = 3;
   for (const bool fortran : {false, true})
     for (const bool big : {false, true}) {

@@ -76,13 +76,13 @@ void expect_values(const Array<T, R>& a, const std::string& what) {
 struct TempStore {
   std::string path;
   explicit TempStore(const std::string& name) {
-    auto g = ProcessGroup::world();
+    auto g = tessera::testing::world();
     std::int64_t pid = getpid();
     g.broadcast(&pid, &pid, 1, DType::int64, 0, Stream::default_for(Device::host()));
     path = (fs::temp_directory_path() / ("tessera_zarr_" + name + "_" + std::to_string(pid))).string();
   }
   ~TempStore() {
-    auto g = ProcessGroup::world();
+    auto g = tessera::testing::world();
     g.barrier();
     if (g.rank() == 0) fs::remove_all(path);
     g.barrier();
@@ -104,7 +104,7 @@ TYPED_TEST_SUITE(IoZarr, tessera::testing::DeviceKinds, tessera::testing::Device
 
 template <class T>
 void round_trip_1d(Device d, io::Codec c) {
-  auto world = ProcessGroup::world();
+  auto world = tessera::testing::world();
   ProcessGrid grid(world);
   const index_t n = 23;
   Layout<1> save_l(grid, {n}, {0}, {{uneven(n, grid.size())}}, {1});
@@ -128,7 +128,7 @@ TYPED_TEST(IoZarr, RoundTrip1DAllDtypes) {
 }
 
 TYPED_TEST(IoZarr, RoundTrip2DOtherLayout) {
-  auto world = ProcessGroup::world();
+  auto world = tessera::testing::world();
   const auto d = this->device();
   auto g2 = ProcessGrid::balanced(world, 2);
   auto save_l = Layout<2>::block(g2, {17, 13}, {1, 1});
@@ -142,7 +142,7 @@ TYPED_TEST(IoZarr, RoundTrip2DOtherLayout) {
 }
 
 TYPED_TEST(IoZarr, RoundTrip3D) {
-  auto world = ProcessGroup::world();
+  auto world = tessera::testing::world();
   const auto d = this->device();
   auto save_l = Layout<3>::block(ProcessGrid::balanced(world, 3), {17, 13, 5});
   Layout<3> load_l(ProcessGrid(world), {17, 13, 5}, {-1, -1, 0});  // axis of 5: empty blocks at > 5 ranks
@@ -154,7 +154,7 @@ TYPED_TEST(IoZarr, RoundTrip3D) {
 // Empty blocks (1 x N on a 2-D grid) and replicated blocks (nothing split): every chunk is
 // written once and the store reads back.
 TYPED_TEST(IoZarr, EmptyAndReplicatedBlocks) {
-  auto world = ProcessGroup::world();
+  auto world = tessera::testing::world();
   const auto d = this->device();
   auto thin = Layout<2>::block(ProcessGrid::balanced(world, 2), {1, 9});
   Layout<2> whole(ProcessGrid(world), {1, 9}, {-1, -1});
@@ -167,7 +167,7 @@ TYPED_TEST(IoZarr, EmptyAndReplicatedBlocks) {
 
 // The files: .zarray fields, .zattrs, chunk names and full-size edge chunks.
 TYPED_TEST(IoZarr, FilesOnDisk) {
-  auto world = ProcessGroup::world();
+  auto world = tessera::testing::world();
   auto l = Layout<2>::block(ProcessGrid::balanced(world, 2), {5, 3});
   TempStore store("files");
   io::save_zarr(store.path, filled<float, 2>(l, this->device()), {2, 2}, Compressor::none);
@@ -188,7 +188,7 @@ TYPED_TEST(IoZarr, FilesOnDisk) {
 
 // A missing chunk file reads as the fill value.
 TYPED_TEST(IoZarr, MissingChunkIsFill) {
-  auto world = ProcessGroup::world();
+  auto world = tessera::testing::world();
   const auto d = this->device();
   Layout<1> l(ProcessGrid(world), {10}, {0});
   TempStore store("missing");
@@ -212,7 +212,7 @@ void expect_io_error(F&& f, const std::string& needle) {
 }
 
 TYPED_TEST(IoZarr, ErrorsOnEveryRank) {
-  auto world = ProcessGroup::world();
+  auto world = tessera::testing::world();
   const auto d = this->device();
   Layout<1> l(ProcessGrid(world), {12}, {0});
   TempStore store("errors");

@@ -54,7 +54,7 @@ void round_trip(const TempDir& tmp, const std::string& name, const Layout<R>& sa
 }
 
 TYPED_TEST(IoZarrCodecs, V2EveryCodec) {
-  auto world = ProcessGroup::world();
+  auto world = tessera::testing::world();
   const auto d = this->device();
   TempDir tmp;
   auto save = Layout<2>::block(ProcessGrid::balanced(world, 2), {19, 11});
@@ -68,7 +68,7 @@ TYPED_TEST(IoZarrCodecs, V2EveryCodec) {
 }
 
 TYPED_TEST(IoZarrCodecs, FortranOrderAndBigEndian) {
-  auto world = ProcessGroup::world();
+  auto world = tessera::testing::world();
   const auto d = this->device();
   TempDir tmp;
   auto save = Layout<3>::block(ProcessGrid::balanced(world, 3), {9, 7, 5});
@@ -89,7 +89,7 @@ TYPED_TEST(IoZarrCodecs, FortranOrderAndBigEndian) {
 }
 
 TYPED_TEST(IoZarrCodecs, V3ShardedAndNot) {
-  auto world = ProcessGroup::world();
+  auto world = tessera::testing::world();
   const auto d = this->device();
   TempDir tmp;
   auto save = Layout<3>::block(ProcessGrid::balanced(world, 2), {10, 6, 3});
@@ -134,7 +134,7 @@ TYPED_TEST(IoZarrCodecs, V3ShardedAndNot) {
 // loaded by slabs as their chunks are decoded: one row per slab here, with chunks inside one
 // rank's rows and chunks straddling ranks.
 TYPED_TEST(IoZarrCodecs, StagedRowByRow) {
-  auto world = ProcessGroup::world();
+  auto world = tessera::testing::world();
   const auto d = this->device();
   TempDir tmp;
   const std::size_t saved = io::detail::zarr_stage_bytes();
@@ -153,7 +153,7 @@ TYPED_TEST(IoZarrCodecs, StagedRowByRow) {
 // shards and their pieces): a pool too small to keep much (buffers freed as they return), then
 // one that keeps them (buffers handed out again, their old bytes still in them).
 TYPED_TEST(IoZarrCodecs, ThroughTheBytePool) {
-  auto world = ProcessGroup::world();
+  auto world = tessera::testing::world();
   const auto d = this->device();
   TempDir tmp;
   auto& pool = io::detail::BytePool::get();
@@ -177,7 +177,7 @@ TYPED_TEST(IoZarrCodecs, ThroughTheBytePool) {
 
 // A v2 store overwritten as v3 (and back) reads as the last one written.
 TYPED_TEST(IoZarrCodecs, FormatChangeInPlace) {
-  auto world = ProcessGroup::world();
+  auto world = tessera::testing::world();
   const auto d = this->device();
   TempDir tmp;
   Layout<1> l(ProcessGrid(world), {13}, {0});
@@ -190,7 +190,7 @@ TYPED_TEST(IoZarrCodecs, FormatChangeInPlace) {
 }
 
 TYPED_TEST(IoZarrCodecs, CorruptShards) {
-  auto world = ProcessGroup::world();
+  auto world = tessera::testing::world();
   const auto d = this->device();
   TempDir tmp;
   Layout<2> l(ProcessGrid(world), {8, 4}, {0, -1});
@@ -214,7 +214,7 @@ TYPED_TEST(IoZarrCodecs, CorruptShards) {
 
 // Stores written by tests/io/make_zarr3_fixtures.py from the v3 spec (see that script).
 TYPED_TEST(IoZarrCodecs, V3Fixtures) {
-  auto world = ProcessGroup::world();
+  auto world = tessera::testing::world();
   const auto d = this->device();
   const std::string dir = TESSERA_ZARR3_FIXTURES;
   auto g2 = ProcessGrid::balanced(world, 2);

@@ -34,7 +34,7 @@ template <class T> double tol() { return std::is_same_v<T, float> || std::is_sam
 // Layouts of a 2-D {r, c} operand: 2-D blocks (with halos), rows over a 1-D grid, uneven and
 // skewed offsets, a 1 x p grid (the first operand's 2-D grid is the product's).
 std::vector<Layout<2>> layouts2(index_t r, index_t c) {
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const int p = world.size();
   const ProcessGrid g1(world), g2 = ProcessGrid::balanced(world, 2);
   return {Layout<2>::block(g2, {r, c}), Layout<2>::block(g2, {r, c}, {1, 1}), Layout<2>(g1, {r, c}, {0, -1}),
@@ -103,7 +103,7 @@ TYPED_TEST(Linalg, MatmulComplexWithConjugateTransposes) {
 
 TYPED_TEST(Linalg, BatchedMatmulAndMatvec) {
   const Device d = this->device();
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const index_t nb = 5, m = 4, k = 6, n = 3;
   const ProcessGrid g2 = ProcessGrid::balanced(world, 2);
   const auto a = filled<double>(Layout<3>::block(g2, {nb, m, k}), d, [](index_t g) { return val<double>(g, 1); });
@@ -133,7 +133,7 @@ TYPED_TEST(Linalg, BatchedMatmulAndMatvec) {
 
 TYPED_TEST(Linalg, MismatchedShapesThrowOnEveryRank) {
   const Device d = this->device();
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const auto a = filled<double>(Layout<2>::block(ProcessGrid(world), {4, 5}), d, [](index_t g) { return double(g); });
   const auto b = filled<double>(Layout<2>::block(ProcessGrid(world), {4, 3}), d, [](index_t g) { return double(g); });
   try {

@@ -107,7 +107,7 @@ template <class K> class Redistribute : public DeviceTest<K> {};
 TYPED_TEST_SUITE(Redistribute, tessera::testing::DeviceKinds, tessera::testing::DeviceKindNames);
 
 TYPED_TEST(Redistribute, SplitAxisChangesOnOneDGrid) {
-  const ProcessGrid g(ProcessGroup::world());
+  const ProcessGrid g(tessera::testing::world());
   std::vector<Layout<3>> ls;
   for (int axis = -1; axis < 3; ++axis) {
     Layout<3>::Split s{-1, -1, -1};
@@ -118,7 +118,7 @@ TYPED_TEST(Redistribute, SplitAxisChangesOnOneDGrid) {
 }
 
 TYPED_TEST(Redistribute, BetweenOneTwoAndThreeDGrids) {
-  const auto w = ProcessGroup::world();
+  const auto w = tessera::testing::world();
   const ProcessGrid g1(w);
   const auto g2 = ProcessGrid::balanced(w, 2), g3 = ProcessGrid::balanced(w, 3);
   const Index<3> n{17, 13, 5};
@@ -130,7 +130,7 @@ TYPED_TEST(Redistribute, BetweenOneTwoAndThreeDGrids) {
 }
 
 TYPED_TEST(Redistribute, HalosOnSourceAndTarget) {
-  const auto w = ProcessGroup::world();
+  const auto w = tessera::testing::world();
   const ProcessGrid g1(w);
   const auto g2 = ProcessGrid::balanced(w, 2);
   const Index<3> n{17, 13, 5};
@@ -140,7 +140,7 @@ TYPED_TEST(Redistribute, HalosOnSourceAndTarget) {
 }
 
 TYPED_TEST(Redistribute, UnevenEmptyAndExplicitBlocks) {
-  const auto w = ProcessGroup::world();
+  const auto w = tessera::testing::world();
   const ProcessGrid g1(w);
   const auto g2 = ProcessGrid::balanced(w, 2);
   const int p = w.size();
@@ -174,7 +174,7 @@ struct ChunkEnv {
 };
 
 TYPED_TEST(Redistribute, PipelinedChunksGiveTheSameResult) {
-  const auto w = ProcessGroup::world();
+  const auto w = tessera::testing::world();
   const ProcessGrid g1(w);
   const auto g2 = ProcessGrid::balanced(w, 2);
   const Index<3> n{17, 13, 5};
@@ -192,7 +192,7 @@ TYPED_TEST(Redistribute, PipelinedChunksGiveTheSameResult) {
 }
 
 TYPED_TEST(Redistribute, RoundTripRestoresSource) {
-  const auto w = ProcessGroup::world();
+  const auto w = tessera::testing::world();
   const auto g2 = ProcessGrid::balanced(w, 2);
   const auto from = Layout<3>::block(g2, {11, 8, 6}, {1, 0, 1});
   const auto to = Layout<3>(ProcessGrid(w), {11, 8, 6}, {-1, -1, 0});
@@ -204,7 +204,7 @@ TYPED_TEST(Redistribute, RoundTripRestoresSource) {
 
 template <class T>
 void every_rank_of(Device d) {
-  const auto w = ProcessGroup::world();
+  const auto w = tessera::testing::world();
   const ProcessGrid g1(w);
   const auto g2 = ProcessGrid::balanced(w, 2);
   check_pair<T, 1>(Layout<1>(g1, {23}, {0}), Layout<1>(g1, {23}, {0}, {skewed(23, w.size())}, {1}), d);
@@ -226,7 +226,7 @@ TYPED_TEST(Redistribute, EveryElementTypeAndRank) {
 
 TYPED_TEST(Redistribute, ScatterThenGatherIsIdentity) {
   const Device d = this->device();
-  const auto w = ProcessGroup::world();
+  const auto w = tessera::testing::world();
   const int root = w.size() - 1;
   const Index<3> n{17, 13, 5};
   std::vector<double> host(static_cast<std::size_t>(local::shape_size(n)));
@@ -253,7 +253,7 @@ TYPED_TEST(Redistribute, ScatterThenGatherIsIdentity) {
 
 TYPED_TEST(Redistribute, SliceMatchesFormula) {
   const Device d = this->device();
-  const auto w = ProcessGroup::world();
+  const auto w = tessera::testing::world();
   const Index<3> n{17, 13, 5};
   for (const auto& l : {Layout<3>::block(ProcessGrid::balanced(w, 2), n, {1, 0, 1}),
                         Layout<3>(ProcessGrid(w), n, {-1, -1, 0})}) {
@@ -272,7 +272,7 @@ TYPED_TEST(Redistribute, SliceMatchesFormula) {
 
 TYPED_TEST(Redistribute, ArrayOnItsOwnStream) {
   const Device d = this->device();
-  const auto w = ProcessGroup::world();
+  const auto w = tessera::testing::world();
   const auto l = Layout<2>::block(ProcessGrid::balanced(w, 2), {19, 6}, {1, 0});
   const auto src = filled<float, 2>(l, d);
   Stream s(d);
@@ -288,7 +288,7 @@ TYPED_TEST(Redistribute, ArrayOnItsOwnStream) {
 
 TYPED_TEST(Redistribute, Errors) {
   const Device d = this->device();
-  const auto w = ProcessGroup::world();
+  const auto w = tessera::testing::world();
   const ProcessGrid g(w);
   const auto a = filled<double, 2>(Layout<2>(g, {8, 4}, {0, -1}), d);
   EXPECT_THROW(redistribute(a, Layout<2>(g, {8, 5}, {-1, 0})), ShapeMismatch);

@@ -48,7 +48,7 @@ std::vector<T> serial(const Layout<R>& l, T (*f)(index_t)) {
 // Layouts of a 3-D array over 1-, 2- and 3-D grids: halos, uneven and empty blocks (explicit
 // offsets; axes shorter than the grid), a replicated grid axis.
 std::vector<Layout<3>> layouts3(Index<3> n) {
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const int p = world.size();
   const ProcessGrid g1(world), g2 = ProcessGrid::balanced(world, 2), g3 = ProcessGrid::balanced(world, 3);
   std::vector<index_t> skew(p + 1, 0);  // all blocks of axis 0 empty but the last
@@ -152,7 +152,7 @@ TYPED_TEST(Reduce, ProductsIncludingComplex) {
 
 TYPED_TEST(Reduce, ArgTiesGoToTheSmallestGlobalIndex) {
   const Device d = this->device();
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const ProcessGrid g1(world), g2 = ProcessGrid::balanced(world, 2);
   std::vector<index_t> skew(world.size() + 1, 0);
   skew.back() = 6;
@@ -179,7 +179,7 @@ TYPED_TEST(Reduce, ArgTiesGoToTheSmallestGlobalIndex) {
 
 TYPED_TEST(Reduce, EmptyArraysHaveIdentitiesOrThrowEverywhere) {
   const Device d = this->device();
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const Layout<2> l = Layout<2>::block(ProcessGrid::balanced(world, 2), {0, 5});
   const auto a = filled<double>(l, d, [](index_t) { return 1.0; }, 7.0);
   EXPECT_EQ(sum(a), 0.0);
@@ -268,7 +268,7 @@ TYPED_TEST(Reduce, AlongAnAxisSplitOrNot) {
 
 TYPED_TEST(Reduce, ComplexProductAlongASplitAxis) {
   const Device d = this->device();
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const Layout<2> l(ProcessGrid(world), {7, 3}, {0, -1});
   auto zv = [](index_t g) { return cd(1.0 + 0.1 * (g % 4), g % 3 == 0 ? 0.5 : -0.25); };
   const auto got = gather_to_host(prod(filled<cd>(l, d, zv, cd(0)), 0));
@@ -282,7 +282,7 @@ TYPED_TEST(Reduce, ComplexProductAlongASplitAxis) {
 
 TYPED_TEST(Reduce, ReplicatedDataCountsOnce) {
   const Device d = this->device();
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   // Every rank holds the whole array (a 2-D grid splitting nothing): the sum is not multiplied.
   const Layout<1> l(ProcessGrid::balanced(world, 2), {10}, {-1});
   const auto a = filled<std::int64_t>(l, d, [](index_t g) { return g; }, 0);
@@ -293,7 +293,7 @@ TYPED_TEST(Reduce, ReplicatedDataCountsOnce) {
 
 TYPED_TEST(Reduce, DotNeedsTheSameBlocks) {
   const Device d = this->device();
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const ProcessGrid g(world);
   const Layout<2> rows(g, {8, 6}, {0, -1}), cols(g, {8, 6}, {-1, 0});
   const auto a = filled<float>(rows, d, [](index_t) { return 1.0f; }, 0.0f);

@@ -41,7 +41,7 @@ template <class T> T key(index_t g) {
 }
 
 std::vector<Layout<1>> layouts1(index_t n) {
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const int p = world.size();
   const ProcessGrid g1(world), g2 = ProcessGrid::balanced(world, 2);
   return {Layout<1>(g1, {n}, {0}), Layout<1>(g1, {n}, {0}, {uneven(n, p)}, {0}),
@@ -50,7 +50,7 @@ std::vector<Layout<1>> layouts1(index_t n) {
 }
 
 template <class T> void check_sort(Device d) {
-  const int p = ProcessGroup::world().size();
+  const int p = tessera::testing::world().size();
   for (index_t n : {index_t(0), index_t(1), index_t(7), index_t(100), index_t(1001)})
     for (const auto& l : layouts1(n)) {
       SCOPED_TRACE(l.str());
@@ -62,7 +62,7 @@ template <class T> void check_sort(Device d) {
       const auto s = sort(a);
       const auto idx = argsort(a);
       ASSERT_EQ(s.global_shape()[0], n);
-      const Layout<1> balanced(ProcessGrid(ProcessGroup::world()), {n}, {0});
+      const Layout<1> balanced(ProcessGrid(tessera::testing::world()), {n}, {0});
       for (int r = 0; r < p; ++r) {
         ASSERT_EQ(s.layout().local_box(r), balanced.local_box(r));
         ASSERT_EQ(idx.layout().local_box(r), balanced.local_box(r));
@@ -88,7 +88,7 @@ TYPED_TEST(SortScan, SortAndStableArgsortOfEveryType) {
 
 TYPED_TEST(SortScan, SortOfAllEqualKeysStaysBalanced) {
   const Device d = this->device();
-  const auto a = filled<std::int64_t>(Layout<1>(ProcessGrid(ProcessGroup::world()), {257}, {0}), d,
+  const auto a = filled<std::int64_t>(Layout<1>(ProcessGrid(tessera::testing::world()), {257}, {0}), d,
                                       [](index_t) { return std::int64_t(4); });
   const auto gi = gather_to_host(argsort(a));
   for (index_t i = 0; i < 257; ++i) ASSERT_EQ(gi[i], i);
@@ -96,7 +96,7 @@ TYPED_TEST(SortScan, SortOfAllEqualKeysStaysBalanced) {
 
 TYPED_TEST(SortScan, SortOfTheFlattenedNdArray) {
   const Device d = this->device();
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   for (const auto& l : {Layout<2>::block(ProcessGrid::balanced(world, 2), {7, 9}, {1, 1}),
                         Layout<2>(ProcessGrid(world), {7, 9}, {0, -1})}) {
     SCOPED_TRACE(l.str());
@@ -118,7 +118,7 @@ TYPED_TEST(SortScan, SortOfTheFlattenedNdArray) {
 
 // Layouts of a 3-D array: 2-D and 1-D grids, halos, uneven and empty blocks.
 std::vector<Layout<3>> layouts3(Index<3> n) {
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   const int p = world.size();
   const ProcessGrid g1(world), g2 = ProcessGrid::balanced(world, 2);
   return {Layout<3>::block(g2, n), Layout<3>::block(g2, n, {1, 1, 0}), Layout<3>(g1, n, {-1, -1, 0}),
@@ -158,7 +158,7 @@ TYPED_TEST(SortScan, CumsumCumprodAlongEveryAxis) {
 
 TYPED_TEST(SortScan, OneDimensionalScanAndBadAxis) {
   const Device d = this->device();
-  const auto world = ProcessGroup::world();
+  const auto world = tessera::testing::world();
   for (index_t n : {index_t(0), index_t(1), index_t(1000)}) {
     const auto a = filled<float>(Layout<1>(ProcessGrid(world), {n}, {0}, {uneven(n, world.size())}, {0}), d,
                                  [](index_t g) { return float(g % 3); });

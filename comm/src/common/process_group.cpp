@@ -199,11 +199,19 @@ ProcessGroup ProcessGroup::cartesian(std::vector<int> dims, std::vector<bool> pe
   std::vector<int> per(dims.size(), 0);
   for (std::size_t i = 0; i < periods.size(); ++i) per[i] = periods[i] ? 1 : 0;
   state_->check();
+  // Every rank asks for the same shapes in the same order (a collective), so every rank finds
+  // or makes the same group. Not under the lock while MPI works (the watchdog takes it).
+  const auto key = std::make_pair(dims, per);
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    if (auto it = state_->carts.find(key); it != state_->carts.end()) return it->second;
+  }
   MPI_Comm cart = MPI_COMM_NULL;
   TESSERA_CHECK_MPI(MPI_Cart_create(state_->comm, nd, dims.data(), per.data(), /*reorder=*/0, &cart));
   ProcessGroup g(cart);  // MPI_Comm_dup keeps the topology
   MPI_Comm_free(&cart);
-  return g;
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->carts.emplace(key, g).first->second;
 }
 
 bool ProcessGroup::is_cartesian() const noexcept { return state_->cartesian; }
@@ -266,11 +274,16 @@ ProcessGroup ProcessGroup::sub(const std::vector<bool>& keep) const {
                           "-D grid");
   std::vector<int> k(keep.begin(), keep.end());
   state_->check();
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    if (auto it = state_->subs.find(k); it != state_->subs.end()) return it->second;
+  }
   MPI_Comm s = MPI_COMM_NULL;
   TESSERA_CHECK_MPI(MPI_Cart_sub(state_->comm, k.data(), &s));
   ProcessGroup g(s);
   MPI_Comm_free(&s);
-  return g;
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->subs.emplace(k, g).first->second;
 }
 
 }  // namespace tessera::comm

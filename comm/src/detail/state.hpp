@@ -49,6 +49,10 @@ struct ProcessGroup::State {
   std::string failure;
   std::vector<MPI_Request> orphans;           // requests of timed-out host collectives
   std::map<int, DeviceTransport> transport;   // per CUDA device ordinal
+  // cartesian() and sub() results, made once per shape: grids of one shape share their
+  // communicators (MPI's and NCCL's) and the exchange transports cached for them.
+  std::map<std::pair<std::vector<int>, std::vector<int>>, ProcessGroup> carts;
+  std::map<std::vector<int>, ProcessGroup> subs;
 
   explicit State(MPI_Comm user);
   ~State();

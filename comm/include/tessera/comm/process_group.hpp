@@ -89,7 +89,9 @@ class ProcessGroup {
   /// reordered). On a Cartesian group: dims(), periods(), coords(rank), rank_at(coords) (-1 when
   /// off a non-periodic edge), shift(axis, disp) -> {source, dest}, and sub(keep) -> the group of
   /// the ranks that share this rank's coordinates on the axes not kept (keep = {false, true} on a
-  /// 2-D grid is this rank's row).
+  /// 2-D grid is this rank's row). Both are made once per shape (keep flags) and group: asking
+  /// again returns the same group, so grids of one shape share their communicators (MPI's and
+  /// NCCL's, made on first use) instead of making new ones.
   ProcessGroup cartesian(std::vector<int> dims, std::vector<bool> periods = {}) const;
   /// Whether the group is a Cartesian grid.
   bool is_cartesian() const noexcept;
