@@ -105,6 +105,18 @@ __global__ void __launch_bounds__(kTx * 8, 4) interior_vec_kernel(const T* __res
   }
 }
 
+// The marching kernels' grid over box b: `cells` along axis 2 and `rows` along axis 1 per block,
+// kMarch planes along axis 0.
+dim3 march_grid(const Box& b, index_t cells, int rows) {
+  const dim3 grid(static_cast<unsigned>((b.hi[2] - b.lo[2] + cells - 1) / cells),
+                  static_cast<unsigned>((b.hi[1] - b.lo[1] + rows - 1) / rows),
+                  static_cast<unsigned>((b.hi[0] - b.lo[0] + kMarch - 1) / kMarch));
+  if (grid.y > 65535 || grid.z > 65535)
+    throw tessera::InvalidArgument("heat3d: block of " + std::to_string(b.hi[1] - b.lo[1]) + " x " +
+                                   std::to_string(b.hi[0] - b.lo[0]) + " rows is too large for one launch");
+  return grid;
+}
+
 // Whether the vector kernel fits the box: 16-byte aligned rows, whole vectors along axis 2.
 template <class T>
 bool vec_fits(const Field<T>& u, const Field<T>& v, const Box& b) {
@@ -116,25 +128,12 @@ bool vec_fits(const Field<T>& u, const Field<T>& v, const Box& b) {
 
 template <class T, bool kAhead>
 void launch_interior_vec(const Field<T>& u, const Field<T>& v, const Coeffs<T>& c, const Box& b, cudaStream_t s) {
-  constexpr int W = Vec<T>::n;
-  const dim3 grid(static_cast<unsigned>((b.hi[2] - b.lo[2] + kTx * W - 1) / (kTx * W)),
-                  static_cast<unsigned>((b.hi[1] - b.lo[1] + 7) / 8),
-                  static_cast<unsigned>((b.hi[0] - b.lo[0] + kMarch - 1) / kMarch));
-  if (grid.y > 65535 || grid.z > 65535)
-    throw tessera::InvalidArgument("heat3d: block of " + std::to_string(b.hi[1] - b.lo[1]) + " x " +
-                                   std::to_string(b.hi[0] - b.lo[0]) + " rows is too large for one launch");
-  interior_vec_kernel<T, kAhead><<<grid, dim3(kTx, 8), 0, s>>>(u.origin, v.origin, u, c, b);
+  interior_vec_kernel<T, kAhead><<<march_grid(b, kTx * Vec<T>::n, 8), dim3(kTx, 8), 0, s>>>(u.origin, v.origin, u, c, b);
 }
 
 template <class T, int kTy, bool kStream>
 void launch_interior(const Field<T>& u, const Field<T>& v, const Coeffs<T>& c, const Box& b, cudaStream_t s) {
-  const dim3 grid(static_cast<unsigned>((b.hi[2] - b.lo[2] + kTx - 1) / kTx),
-                  static_cast<unsigned>((b.hi[1] - b.lo[1] + kTy - 1) / kTy),
-                  static_cast<unsigned>((b.hi[0] - b.lo[0] + kMarch - 1) / kMarch));
-  if (grid.y > 65535 || grid.z > 65535)
-    throw tessera::InvalidArgument("heat3d: block of " + std::to_string(b.hi[1] - b.lo[1]) + " x " +
-                                   std::to_string(b.hi[0] - b.lo[0]) + " rows is too large for one launch");
-  interior_kernel<T, kTy, kStream><<<grid, dim3(kTx, kTy), 0, s>>>(u.origin, v.origin, u, c, b);
+  interior_kernel<T, kTy, kStream><<<march_grid(b, kTx, kTy), dim3(kTx, kTy), 0, s>>>(u.origin, v.origin, u, c, b);
 }
 
 template <class T>

@@ -82,14 +82,21 @@ TYPED_TEST(ExprTest, ComplexAndStridedViews) {
     }
 }
 
+// i * 0.5 - 3 at element i: distinct values, exact in every element type.
+template <class T>
+std::vector<T> ramp(std::size_t n) {
+  std::vector<T> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<T>(static_cast<double>(i) * 0.5 - 3.0);
+  return v;
+}
+
 // Copies from permuted views (the CUDA backend tiles them through shared memory): every axis
 // order of a 3-D array with ragged edges, a batch axis and an extent-1 axis, for 4-, 8- and
 // 16-byte elements, against the serial gather.
 template <class T>
 void check_permuted_copies(Device d) {
   const tl::index_t n0 = 37, n1 = 5, n2 = 70;
-  std::vector<T> hv(n0 * n1 * n2);
-  for (std::size_t i = 0; i < hv.size(); ++i) hv[i] = static_cast<T>(static_cast<double>(i) * 0.5 - 3.0);
+  const std::vector<T> hv = ramp<T>(n0 * n1 * n2);
   const auto a = tl::from_host(hv, tl::Shape<3>{n0, n1, n2}, d);
   const std::array<std::array<int, 3>, 5> orders{{{2, 1, 0}, {0, 2, 1}, {1, 2, 0}, {2, 0, 1}, {1, 0, 2}}};
   for (const auto& o : orders) {
@@ -127,8 +134,7 @@ TYPED_TEST(ExprTest, PermutedCopiesMatchTheGather) {
 template <class T>
 void check_strided_copies(Device d) {
   const tl::index_t n0 = 6, n1 = 9, n2 = 300;
-  std::vector<T> hv(n0 * n1 * n2);
-  for (std::size_t i = 0; i < hv.size(); ++i) hv[i] = static_cast<T>(static_cast<double>(i) * 0.5 - 3.0);
+  const std::vector<T> hv = ramp<T>(n0 * n1 * n2);
   const auto a = tl::from_host(hv, tl::Shape<3>{n0, n1, n2}, d);
   auto at = [&](tl::index_t i, tl::index_t j, tl::index_t k) { return hv[(i * n1 + j) * n2 + k]; };
   // Every other element of every third row, from element 1.

@@ -7,8 +7,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstdint>
 
+#include "copy_word_cuda.cuh"
 #include "tessera/local/basic_ops.hpp"
 #include "tessera/local/cuda_check.hpp"
 #include "tessera/local/stream.hpp"
@@ -88,8 +88,7 @@ bool transpose_copy_cuda(const Array6<T>& dst, const Array6<T>& src) {
   if (!dst.device().is_cuda() || dst.size() == 0 || !transpose::geometry(dst, src, g)) return false;
   DeviceGuard guard(dst.device());
   const auto stream = static_cast<cudaStream_t>(Stream::default_for(dst.device()).native());
-  using D = std::conditional_t<sizeof(T) == 16, double2, std::conditional_t<sizeof(T) == 8, std::uint64_t,
-            std::conditional_t<sizeof(T) == 4, std::uint32_t, std::conditional_t<sizeof(T) == 2, std::uint16_t, std::uint8_t>>>>;
+  using D = copy_word_t<T>;
   static_assert(sizeof(D) == sizeof(T));
   const dim3 block(transpose::kTile, transpose::kRows);
   const dim3 grid(static_cast<unsigned>((g.n + transpose::kTile - 1) / transpose::kTile),
