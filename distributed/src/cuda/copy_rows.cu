@@ -1,7 +1,6 @@
 // CUDA row copies (detail/kernels.hpp): the packing of the exchange and the halos.
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdint>
 
 #include "../detail/kernels.hpp"
@@ -56,53 +55,7 @@ void launch(void* dst, std::size_t dpitch, const void* src, std::size_t spitch, 
                                                                 static_cast<const char*>(src), spitch, upr, total);
   TESSERA_CHECK_CUDA(cudaGetLastError());
 }
-constexpr int kMaxParts = 32;  // parts per launch (by value: one step's peers)
-struct Parts {
-  PartCopy p[kMaxParts];
-  int n;
-};
-
-// Units of V, K loads in flight per thread before the stores (posted remote stores need no wait).
-template <class V>
-__device__ void copy_part(const PartCopy& c, std::size_t first, std::size_t stride) {
-  constexpr int K = 4;
-  const V* s = static_cast<const V*>(c.src);
-  V* d = static_cast<V*>(c.dst);
-  const std::size_t n = c.bytes / sizeof(V);
-  std::size_t i = first;
-  for (; i + (K - 1) * stride < n; i += K * stride) {
-    V v[K];
-#pragma unroll
-    for (int k = 0; k < K; ++k) v[k] = s[i + k * stride];
-#pragma unroll
-    for (int k = 0; k < K; ++k) d[i + k * stride] = v[k];
-  }
-  for (; i < n; i += stride) d[i] = s[i];
-}
-
-__global__ void copy_parts_kernel(Parts parts, int blocks_per_part) {
-  const int k = static_cast<int>(blockIdx.x) / blocks_per_part;
-  const PartCopy c = parts.p[k];
-  const std::size_t first = static_cast<std::size_t>(blockIdx.x % blocks_per_part) * blockDim.x + threadIdx.x;
-  const std::size_t stride = static_cast<std::size_t>(blocks_per_part) * blockDim.x;
-  // The widest unit dividing both addresses and the length (the window's parts are 256-aligned).
-  const auto align = reinterpret_cast<std::uintptr_t>(c.src) | reinterpret_cast<std::uintptr_t>(c.dst) | c.bytes;
-  if (align % 16 == 0) copy_part<uint4>(c, first, stride);
-  else if (align % 8 == 0) copy_part<uint2>(c, first, stride);
-  else if (align % 4 == 0) copy_part<unsigned>(c, first, stride);
-  else copy_part<unsigned char>(c, first, stride);
-}
 }  // namespace
-
-void copy_parts(const PartCopy* parts, int n, int blocks_per_part, void* stream) {
-  for (int at = 0; at < n; at += kMaxParts) {
-    Parts batch{};
-    batch.n = std::min(kMaxParts, n - at);
-    for (int k = 0; k < batch.n; ++k) batch.p[k] = parts[at + k];
-    copy_parts_kernel<<<batch.n * blocks_per_part, 512, 0, static_cast<cudaStream_t>(stream)>>>(batch, blocks_per_part);
-    TESSERA_CHECK_CUDA(cudaGetLastError());
-  }
-}
 
 void copy_rows(void* dst, std::size_t dpitch, const void* src, std::size_t spitch, std::size_t row_bytes,
                std::size_t rows, void* stream) {

@@ -6,8 +6,6 @@
 // start of every exchange a receiver records its "free" event after its last unpack from the
 // window, and sends each sender the offsets its parts will land at; the sender's copies wait on
 // that event. Works for ranks sharing one GPU and across GPUs with peer access.
-// TESSERA_IPC_BLOCKS=N moves a step's parts with one copy kernel instead (N blocks per part: SM
-// stores into the peers' windows), where every peer's GPU is this one or peer-accessible.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -16,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "../detail/kernels.hpp"
 #include "../detail/transport.hpp"
 #include "tessera/comm/error.hpp"
 #include "tessera/local/cuda_check.hpp"
@@ -54,8 +51,6 @@ class IpcTransport final : public ExchangeTransport {
       }
     peer_windows_.assign(size_, nullptr);
     offsets_to_.assign(size_, {});
-    const bool accessible = peers_accessible();  // collective: every rank asks, whatever its setting
-    kernel_blocks_ = accessible ? settings().ipc_blocks : 0;
   }
   ~IpcTransport() override { release(); }
 
@@ -108,20 +103,19 @@ class IpcTransport final : public ExchangeTransport {
     std::sort(order.begin(), order.end(), [&](const Message* a, const Message* b) {
       return (a->peer - me_ + size_) % size_ < (b->peer - me_ + size_) % size_;
     });
-    if (kernel_blocks_ > 0) {
-      std::vector<cuda::PartCopy> parts;
-      for (const Message* m : order) parts.push_back({m->data, target(*m, s), m->count * esz});
-      if (!parts.empty()) cuda::copy_parts(parts.data(), static_cast<int>(parts.size()), kernel_blocks_, stream);
-    }
-    const std::size_t lanes = kernel_blocks_ > 0 ? 0 : std::min(order.size(), max_lanes);
+    const std::size_t lanes = std::min(order.size(), max_lanes);
     if (lanes > 1) {
       make_lanes(lanes);
       TESSERA_CHECK_CUDA(cudaEventRecord(fork_, stream));
       for (std::size_t l = 0; l < lanes; ++l) TESSERA_CHECK_CUDA(cudaStreamWaitEvent(lanes_[l], fork_, 0));
     }
-    for (std::size_t i = 0; kernel_blocks_ == 0 && i < order.size(); ++i) {
+    for (std::size_t i = 0; i < order.size(); ++i) {
       const Message& m = *order[i];
-      TESSERA_CHECK_CUDA(cudaMemcpyAsync(target(m, s), m.data, m.count * esz, cudaMemcpyDefault,
+      if (!peer_windows_[m.peer] || s >= static_cast<int>(offsets_to_[m.peer].size()))
+        throw CommError("exchange (ipc): rank " + std::to_string(me_) + " has no window offset for step " +
+                              std::to_string(s) + " of rank " + std::to_string(m.peer));
+      char* dst = static_cast<char*>(peer_windows_[m.peer]) + offsets_to_[m.peer][s];
+      TESSERA_CHECK_CUDA(cudaMemcpyAsync(dst, m.data, m.count * esz, cudaMemcpyDefault,
                                          lanes > 1 ? lanes_[i % lanes] : stream));
     }
     for (std::size_t l = 0; lanes > 1 && l < lanes; ++l) {
@@ -150,35 +144,6 @@ class IpcTransport final : public ExchangeTransport {
 
  private:
   static constexpr std::size_t max_lanes = 8;
-
-  // Where step s's part for m.peer lands in that peer's window.
-  char* target(const Message& m, int s) const {
-    if (!peer_windows_[m.peer] || s >= static_cast<int>(offsets_to_[m.peer].size()))
-      throw CommError("exchange (ipc): rank " + std::to_string(me_) + " has no window offset for step " +
-                      std::to_string(s) + " of rank " + std::to_string(m.peer));
-    return static_cast<char*>(peer_windows_[m.peer]) + offsets_to_[m.peer][s];
-  }
-
-  // Collective: whether this GPU can store into every peer's (the same GPU, or peer access).
-  // A peer's GPU this process cannot see (CUDA_VISIBLE_DEVICES) counts as not accessible.
-  bool peers_accessible() {
-    constexpr std::size_t words = 4;  // a PCI bus id: "0000:1b:00.0" and its NUL
-    std::vector<std::int64_t> mine(words, 0), all(words * size_);
-    TESSERA_CHECK_CUDA(cudaDeviceGetPCIBusId(reinterpret_cast<char*>(mine.data()), words * 8 - 1, d_.index()));
-    g_.all_gather(mine.data(), all.data(), words, DType::int64, host());
-    bool ok = true;
-    for (int q = 0; q < size_ && ok; ++q) {
-      int dev = -1, can = 0;
-      if (cudaDeviceGetByPCIBusId(&dev, reinterpret_cast<const char*>(&all[q * words])) != cudaSuccess) {
-        (void)cudaGetLastError();
-        ok = false;
-      } else if (dev != d_.index()) {
-        TESSERA_CHECK_CUDA(cudaDeviceCanAccessPeer(&can, d_.index(), dev));
-        ok = can != 0;
-      }
-    }
-    return ok;
-  }
 
   void make_lanes(std::size_t n) {
     if (!fork_) TESSERA_CHECK_CUDA(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming));
@@ -248,7 +213,6 @@ class IpcTransport final : public ExchangeTransport {
   Device d_;
   int size_, me_;
   std::int64_t sequence_ = 0;
-  int kernel_blocks_ = 0;  // > 0: step() copies by copy_parts with that many blocks per part
   void* window_ = nullptr;
   std::size_t capacity_ = 0;
   std::vector<cudaEvent_t> events_;                    // ours: step events, then the free event

@@ -46,14 +46,6 @@ TESSERA_DISTRIBUTED_KERNELS
 // Rows of `row_bytes` bytes: dst/src advance by their pitches (bytes) per row (packing).
 void copy_rows(void* dst, std::size_t dpitch, const void* src, std::size_t spitch, std::size_t row_bytes,
                std::size_t rows, void* stream);
-// One kernel copying every part (`blocks_per_part` blocks each): the ipc transport's SM copies
-// into peers' windows (stores over NVLink). Device pointers, peer-mapped where remote.
-struct PartCopy {
-  const void* src;
-  void* dst;
-  std::size_t bytes;
-};
-void copy_parts(const PartCopy* parts, int n, int blocks_per_part, void* stream);
 }  // namespace cuda
 #undef TESSERA_DISTRIBUTED_KERNELS
 

@@ -107,7 +107,6 @@ Settings Settings::parse(const Lookup& get) {
   s.fft_chunks = parse_int(get, "TESSERA_FFT_CHUNKS", s.fft_chunks, 0, "an integer >= 0 (0: the exchange's)");
   s.copy_blocks_per_sm = parse_int(get, "TESSERA_COPY_BLOCKS_PER_SM", s.copy_blocks_per_sm, 1, "an integer >= 1");
   s.copy_engine = parse_bool(get, "TESSERA_COPY_ENGINE", s.copy_engine);
-  s.ipc_blocks = parse_int(get, "TESSERA_IPC_BLOCKS", s.ipc_blocks, 0, "an integer >= 0 (0: copy engines)");
   s.fft_callbacks = parse_bool(get, "TESSERA_FFT_CALLBACKS", s.fft_callbacks);
   s.fft_patient_jit = parse_bool(get, "TESSERA_FFT_PATIENT_JIT", s.fft_patient_jit);
   if (auto v = get("TESSERA_FFT_AXIS_KERNEL"); v && !v->empty()) {
@@ -165,7 +164,6 @@ std::string Settings::str() const {
     << "TESSERA_FFT_CHUNKS=" << fft_chunks << "    (0: the exchange's)\n"
     << "TESSERA_COPY_BLOCKS_PER_SM=" << copy_blocks_per_sm << "\n"
     << "TESSERA_COPY_ENGINE=" << b(copy_engine) << "\n"
-    << "TESSERA_IPC_BLOCKS=" << ipc_blocks << "    (0: ipc by copy engines, else a copy kernel's blocks per peer)\n"
     << "TESSERA_FFT_CALLBACKS=" << b(fft_callbacks) << "\n"
     << "TESSERA_FFT_PATIENT_JIT=" << b(fft_patient_jit) << "\n"
     << "TESSERA_FFT_AXIS_KERNEL=" << kAxisKernelNames[static_cast<int>(fft_axis_kernel)]

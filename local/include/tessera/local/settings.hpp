@@ -43,9 +43,6 @@ struct Settings {
   int copy_blocks_per_sm = 2;
   // TESSERA_COPY_ENGINE=1: packing by cudaMemcpy2DAsync (copy engines) instead of a kernel.
   bool copy_engine = false;
-  // TESSERA_IPC_BLOCKS: how the ipc transport moves parts: 0 = copy engines (cudaMemcpyAsync);
-  // N >= 1 = one copy kernel, N blocks per peer's part (SM stores into the peers' windows).
-  int ipc_blocks = 0;
   // TESSERA_FFT_CALLBACKS=0: cuFFT plans apply FFT scales and spectral factors in a pass of their
   // own instead of in LTO store callbacks (for drivers without JIT linking, and for comparison).
   bool fft_callbacks = true;
