@@ -1,5 +1,6 @@
 // Halo exchange (halo.hpp). One code path for both backends: pack the send regions with the
-// precompiled strided copy, post the grouped sends and receives, unpack the halos. Only the
+// precompiled strided copy, post the grouped sends and receives, unpack the halos (contiguous
+// regions are sent from and received into the shard in place). Only the
 // streams differ: on a GPU the transfers run on a communication stream between two events, so
 // that work the caller enqueues after begin() overlaps them.
 //
@@ -161,6 +162,14 @@ local::Array<T, R> packed_view(const local::Array<T, 1>& buf, const typename Pla
   return local::Array<T, R>::view(buf.data() + m.offset, m.region.shape, buf.device());
 }
 
+// Where a message's cells travel from or to: the region itself where it is contiguous, else its
+// place in the packed buffer.
+template <class T, int R>
+T* in_place(const local::Array<T, R>& shard, const Region<R>& r, const local::Array<T, 1>& buf, index_t offset) {
+  const auto v = region_view(shard, r);
+  return v.is_contiguous() ? v.data() : buf.data() + offset;
+}
+
 // The stream on which a device's halo transfers run: the Context's comm stream.
 const Stream& comm_stream(Device d) { return Context::current().stream(d, StreamRole::comm); }
 
@@ -260,7 +269,10 @@ HaloExchange<T, Rank> exchange_halos_begin(Array<T, Rank>& a) {
     e.array_ready.record(a.stream());
     e.array_ready.wait_on(work);
   }
-  for (const auto& m : p.sends) detail::copy_view(packed_view<T, Rank>(e.send_buf, m), region_view(shard, m.region));
+  // Contiguous regions (faces across the outermost split axis) travel in place: no pack, no unpack.
+  for (const auto& m : p.sends)
+    if (const auto v = region_view(shard, m.region); !v.is_contiguous())
+      detail::copy_view(packed_view<T, Rank>(e.send_buf, m), v);
   for (const auto& [from, to] : p.self) detail::copy_view(region_view(shard, to), region_view(shard, from));
   if (!p.sends.empty() || !p.recvs.empty()) {
     e.packed.record(work);
@@ -268,9 +280,11 @@ HaloExchange<T, Rank> exchange_halos_begin(Array<T, Rank>& a) {
     const auto& group = a.layout().grid().group();
     comm::Group g;
     for (const auto& m : p.recvs)
-      group.recv(e.recv_buf.data() + m.offset, static_cast<std::size_t>(m.region.size()), dtype_v<T>, m.peer, comm_s);
+      group.recv(in_place(shard, m.region, e.recv_buf, m.offset), static_cast<std::size_t>(m.region.size()),
+                 dtype_v<T>, m.peer, comm_s);
     for (const auto& m : p.sends)
-      group.send(e.send_buf.data() + m.offset, static_cast<std::size_t>(m.region.size()), dtype_v<T>, m.peer, comm_s);
+      group.send(in_place(shard, m.region, e.send_buf, m.offset), static_cast<std::size_t>(m.region.size()),
+                 dtype_v<T>, m.peer, comm_s);
     g.end();
     e.arrived.record(comm_s);
   }
@@ -291,7 +305,8 @@ void HaloExchange<T, Rank>::end() {
   if (!e.plan.sends.empty() || !e.plan.recvs.empty()) {
     e.arrived.wait_on(work);  // also keeps the next packing off the send buffer until it is sent
     for (const auto& m : e.plan.recvs)
-      detail::copy_view(region_view(a.local(), m.region), packed_view<T, Rank>(e.recv_buf, m));
+      if (const auto v = region_view(a.local(), m.region); !v.is_contiguous())
+        detail::copy_view(v, packed_view<T, Rank>(e.recv_buf, m));
   }
   if (&a.stream() != &work) {
     e.unpacked.record(work);

@@ -49,7 +49,9 @@ Stream& Context::stream(Device d, StreamRole role) {
   if (d.is_host()) role = StreamRole::compute;  // the host has one (always idle) stream
   std::lock_guard<std::recursive_mutex> lock(mu_);
   auto& s = streams_[{d, role}];
-  if (!s) s = std::make_unique<Stream>(d, role == StreamRole::transfer ? Stream::Priority::high : Stream::Priority::normal);
+  // Transfer and comm streams run NCCL kernels beside the compute stream's: high priority, so that
+  // their blocks get SMs as soon as any free up rather than after a long compute grid's last block.
+  if (!s) s = std::make_unique<Stream>(d, role == StreamRole::compute ? Stream::Priority::normal : Stream::Priority::high);
   return *s;
 }
 

@@ -22,7 +22,7 @@
 namespace tessera {
 
 /// The roles of a device's streams: computation (the default stream), transfers of the exchange
-/// (high priority, so that NCCL kernels get SMs first), halo communication.
+/// and halo (and SUMMA) communication; the last two are high priority, so that NCCL kernels get SMs first.
 enum class StreamRole { compute, transfer, comm };
 
 class Context {
