@@ -57,6 +57,7 @@ TEST(Settings, ReadsEveryVariable) {
                            {"TESSERA_FFT_CHUNKS", "8"},
                            {"TESSERA_COPY_BLOCKS_PER_SM", "4"},
                            {"TESSERA_COPY_ENGINE", "on"},
+                           {"TESSERA_REDUCE_BLOCKS_PER_SM", "8"},
                            {"TESSERA_MPIIO_COLLECTIVE", "yes"},
                            {"TESSERA_IO_THREADS", "6"},
                            {"TESSERA_TRANSPORT", "nccl-window"},
@@ -77,6 +78,9 @@ TEST(Settings, ReadsEveryVariable) {
   EXPECT_EQ(s.exchange_chunk_mib, 0);
   EXPECT_EQ(s.copy_blocks_per_sm, 4);
   EXPECT_TRUE(s.copy_engine);
+  EXPECT_EQ(s.reduce_blocks_per_sm, 8);
+  EXPECT_EQ(from({}).reduce_blocks_per_sm, 4);
+  EXPECT_FALSE(error_of({{"TESSERA_REDUCE_BLOCKS_PER_SM", "0"}}).empty());
   EXPECT_EQ(s.mpiio_collective, std::optional<bool>(true));
   EXPECT_EQ(from({{"TESSERA_MPIIO_COLLECTIVE", "0"}}).mpiio_collective, std::optional<bool>(false));
   EXPECT_EQ(s.launcher_rank, 5);

@@ -106,6 +106,8 @@ Settings Settings::parse(const Lookup& get) {
   s.exchange_chunk_mib = parse_int(get, "TESSERA_EXCHANGE_CHUNK_MIB", s.exchange_chunk_mib, 0, "an integer >= 0");
   s.fft_chunks = parse_int(get, "TESSERA_FFT_CHUNKS", s.fft_chunks, 0, "an integer >= 0 (0: the exchange's)");
   s.copy_blocks_per_sm = parse_int(get, "TESSERA_COPY_BLOCKS_PER_SM", s.copy_blocks_per_sm, 1, "an integer >= 1");
+  s.reduce_blocks_per_sm =
+      parse_int(get, "TESSERA_REDUCE_BLOCKS_PER_SM", s.reduce_blocks_per_sm, 1, "an integer >= 1");
   s.copy_engine = parse_bool(get, "TESSERA_COPY_ENGINE", s.copy_engine);
   s.fft_callbacks = parse_bool(get, "TESSERA_FFT_CALLBACKS", s.fft_callbacks);
   s.fft_patient_jit = parse_bool(get, "TESSERA_FFT_PATIENT_JIT", s.fft_patient_jit);
@@ -163,6 +165,7 @@ std::string Settings::str() const {
     << "TESSERA_EXCHANGE_CHUNK_MIB=" << exchange_chunk_mib << "\n"
     << "TESSERA_FFT_CHUNKS=" << fft_chunks << "    (0: the exchange's)\n"
     << "TESSERA_COPY_BLOCKS_PER_SM=" << copy_blocks_per_sm << "\n"
+    << "TESSERA_REDUCE_BLOCKS_PER_SM=" << reduce_blocks_per_sm << "\n"
     << "TESSERA_COPY_ENGINE=" << b(copy_engine) << "\n"
     << "TESSERA_FFT_CALLBACKS=" << b(fft_callbacks) << "\n"
     << "TESSERA_FFT_PATIENT_JIT=" << b(fft_patient_jit) << "\n"

@@ -8,6 +8,7 @@
 
 #include "tessera/local/expr.hpp"
 #include "tessera/local/reduce.hpp"
+#include "tessera/local/settings.hpp"
 #ifdef __CUDACC__
 #include <cub/block/block_reduce.cuh>
 #include <cub/warp/warp_reduce.cuh>
@@ -306,7 +307,8 @@ void reduce_all6(const Array6<T>& a, reduce_result_t<T, Op>* result, bool on_dev
   constexpr int V = (RD::is_arg || sizeof(typename RD::D) > 16) ? 1 : 16 / sizeof(typename RD::D);
   const bool vec = contiguous && V > 1 && reinterpret_cast<std::uintptr_t>(p) % 16 == 0;
   const index_t per_block = kReduceThreads * (vec ? 4 * V : 1);
-  const int blocks = static_cast<int>(std::max<index_t>(1, std::min<index_t>((n + per_block - 1) / per_block, sms * 4)));
+  const index_t cap = static_cast<index_t>(sms) * settings().reduce_blocks_per_sm;
+  const int blocks = static_cast<int>(std::max<index_t>(1, std::min<index_t>((n + per_block - 1) / per_block, cap)));
   Buffer partials(sizeof(typename RD::acc) * blocks, s);
   Buffer scratch(on_device ? 0 : sizeof(R), s);
   auto* out = reinterpret_cast<dev_t<R>*>(on_device ? static_cast<void*>(result) : scratch.data());

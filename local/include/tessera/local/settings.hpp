@@ -41,6 +41,8 @@ struct Settings {
   int fft_chunks = 0;
   // TESSERA_COPY_BLOCKS_PER_SM: blocks per SM of the row-copy (packing) kernel (>= 1).
   int copy_blocks_per_sm = 2;
+  // TESSERA_REDUCE_BLOCKS_PER_SM: blocks (of 256 threads) per SM of the whole-array reduction (>= 1).
+  int reduce_blocks_per_sm = 4;
   // TESSERA_COPY_ENGINE=1: packing by cudaMemcpy2DAsync (copy engines) instead of a kernel.
   bool copy_engine = false;
   // TESSERA_FFT_CALLBACKS=0: cuFFT plans apply FFT scales and spectral factors in a pass of their
