@@ -158,13 +158,13 @@ TYPED_TEST(ReduceTest, AlongAxesOfLargerArraysWithTies) {
 
 // The 16-byte-load axis kernels (GPU) and their fallbacks, in float (4 per load), float64 (2) and
 // complex64 (2): rows whose length V divides or not (a scalar tail), rows long enough for four
-// loads per lane and rows of 16 KiB and more (a block per row), outputs whose unit-stride extent V divides or not, and a view one element in
+// loads per lane and rows of 128 KiB and more (a block per row: f64, c64), outputs whose unit-stride extent V divides or not, and a view one element in
 // (not 16-byte aligned), against serial sums
 // (small integers, so every order of summation is exact).
 template <class T>
 void check_axis_sums(Device d) {
   for (const auto& ext : {std::array<int, 3>{3, 130, 72}, std::array<int, 3>{3, 130, 70}, std::array<int, 3>{2, 40, 1032},
-                         std::array<int, 3>{2, 5, 8200}}) {
+                         std::array<int, 3>{2, 3, 16400}}) {
     const int n0 = ext[0], n1 = ext[1], n2 = ext[2];
     std::vector<T> h(static_cast<std::size_t>(n0) * n1 * n2);
     for (std::size_t i = 0; i < h.size(); ++i) h[i] = static_cast<T>(static_cast<double>((i * 7) % 11) - 5);
