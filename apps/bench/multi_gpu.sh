@@ -65,10 +65,17 @@ case $mode in
     ranks=("$@"); [[ ${#ranks[@]} -gt 0 ]] || ranks=(1 2 4)
     re=$(printf 'np%s$|' "${ranks[@]}")
     # SUITE_LABELS (a ctest -L regex) narrows it: the whole suite takes longer than one 10-minute call.
-    (cd "$build" && ctest -j "${SUITE_JOBS:-4}" --timeout 600 -R "${re%|}" ${SUITE_LABELS:+-L "$SUITE_LABELS"} \
-       -LE 'package|fuzz' 2>&1 | tee -a "${SUITE_LOG:-/dev/null}" | tail -30) || status=1
+    if ! (cd "$build" && ctest -j "${SUITE_JOBS:-4}" --timeout 600 -R "${re%|}" ${SUITE_LABELS:+-L "$SUITE_LABELS"} \
+       -LE 'package|fuzz' 2>&1 | tee -a "${SUITE_LOG:-/dev/null}" | tail -30; exit "${PIPESTATUS[0]}"); then
+      status=1
+      # Failures under load are rerun one at a time with their output: flaky or reproducible.
+      echo "== the failed tests again, one at a time"
+      (cd "$build" && ctest --rerun-failed --output-on-failure --timeout 300 2>&1 | tee -a "${SUITE_LOG:-/dev/null}" |
+         grep -E 'Test +#|Failure|Expected|Which is|what\(\)|error|tests passed' | head -60)
+    fi
     echo "== tests without a rank count (surface, readme, fault: the exchange's on every transport, ...)"
-    (cd "$build" && ctest -j 8 --timeout 300 -E 'np[0-9]+$' -LE 'package|fuzz' 2>&1 | tee -a "${SUITE_LOG:-/dev/null}" | tail -12) || status=1
+    (cd "$build" && ctest -j 8 --timeout 300 -E 'np[0-9]+$' -LE 'package|fuzz' 2>&1 | tee -a "${SUITE_LOG:-/dev/null}" | tail -12
+     exit "${PIPESTATUS[0]}") || status=1
     ;;
   *) echo "multi_gpu.sh: mode must be bench or suite" >&2; exit 2 ;;
 esac
