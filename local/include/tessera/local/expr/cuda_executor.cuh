@@ -13,12 +13,11 @@ inline namespace expr_cuda {
 // Elements per thread of the linear kernel, each load issued before the stores. On an H200 2 for
 // 8-byte elements measured slower than 4 (triad f64 4156 vs 4434 GB/s, the f32->f64 cast 3331 vs
 // 4133).
-template <class D>
-inline constexpr int linear_unroll = 4;
+inline constexpr int kLinearUnroll = 4;
 
 template <class D, class E>
 __global__ void eval_linear_kernel(D* out, E e, index_t n) {
-  constexpr int kUnroll = linear_unroll<D>;
+  constexpr int kUnroll = kLinearUnroll;
   const index_t step = static_cast<index_t>(gridDim.x) * blockDim.x * kUnroll;
   for (index_t base = static_cast<index_t>(blockIdx.x) * blockDim.x * kUnroll + threadIdx.x; base < n; base += step) {
     D v[kUnroll];
@@ -70,7 +69,7 @@ void eval_cuda(const Array<T, R>& dst, const E& b, bool linear) {
     // One pass over the data (no grid-stride loop at all below 2^40 elements): measured on an
     // H200 at 2^28, 4410 vs 3990 GB/s (f32) and 4440 vs 4225 (f64) against a grid of 16 blocks
     // per SM that loops.
-    const index_t want = (n + threads * linear_unroll<D> - 1) / (threads * linear_unroll<D>);
+    const index_t want = (n + threads * kLinearUnroll - 1) / (threads * kLinearUnroll);
     const int blocks = static_cast<int>(std::min<index_t>(want, index_t(1) << 30));
     eval_linear_kernel<<<blocks, threads, 0, stream>>>(reinterpret_cast<D*>(dst.data()), b, n);
   } else {
