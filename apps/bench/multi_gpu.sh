@@ -9,8 +9,9 @@
 #   apps/bench/multi_gpu.sh BUILD_DIR suite [RANKS...]   (default ranks: 1 2 4)
 #     the CTest suite at those rank counts (every transport's rerun included: the build must have
 #     seen the GPUs at configure time; SUITE_LABELS=REGEX narrows it to labels, SUITE_JOBS sets
-#     -j; SUITE_LOG=FILE keeps every line as it runs, for a run cut short), then the tests without
-#     a rank count (the fault tests among them).
+#     -j; SUITE_LOG=FILE keeps every line as it runs, for a run cut short; failed tests run again
+#     one at a time with their output), then the tests without a rank count (the fault tests
+#     among them). Exits 1 if any failed.
 # NCCL_NVLS_ENABLE=0 is forced and forwarded (NVLink multicast must stay off on shared hosts).
 set -uo pipefail
 build=$(cd "${1:?usage: multi_gpu.sh BUILD_DIR bench|suite [RANKS...]}" && pwd)
