@@ -1,6 +1,7 @@
 // ProcessGroup: communicator ownership, sub-groups, Cartesian grids, failure state.
 #include "tessera/comm/process_group.hpp"
 
+#include <mutex>
 #include <numeric>
 #include <sstream>
 #include <string>
@@ -175,6 +176,19 @@ std::string list_str(const std::vector<int>& v) {
   for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
   return s + "}";
 }
+// cartesian() and sub(): the group made for `key` before, else make()'s, kept. Every rank asks for
+// the same keys in the same order (a collective), so every rank finds or makes the same group.
+// make() runs outside the lock: MPI works there, and the watchdog takes the lock.
+template <class Map, class Make>
+ProcessGroup made_once(State& st, Map& made, const typename Map::key_type& key, Make make) {
+  {
+    std::lock_guard<std::mutex> lock(st.mu);
+    if (auto it = made.find(key); it != made.end()) return it->second;
+  }
+  ProcessGroup g = make();
+  std::lock_guard<std::mutex> lock(st.mu);
+  return made.emplace(key, std::move(g)).first->second;
+}
 }  // namespace
 
 ProcessGroup ProcessGroup::cartesian(std::vector<int> dims, std::vector<bool> periods) const {
@@ -199,19 +213,13 @@ ProcessGroup ProcessGroup::cartesian(std::vector<int> dims, std::vector<bool> pe
   std::vector<int> per(dims.size(), 0);
   for (std::size_t i = 0; i < periods.size(); ++i) per[i] = periods[i] ? 1 : 0;
   state_->check();
-  // Every rank asks for the same shapes in the same order (a collective), so every rank finds
-  // or makes the same group. Not under the lock while MPI works (the watchdog takes it).
-  const auto key = std::make_pair(dims, per);
-  {
-    std::lock_guard<std::mutex> lock(state_->mu);
-    if (auto it = state_->carts.find(key); it != state_->carts.end()) return it->second;
-  }
-  MPI_Comm cart = MPI_COMM_NULL;
-  TESSERA_CHECK_MPI(MPI_Cart_create(state_->comm, nd, dims.data(), per.data(), /*reorder=*/0, &cart));
-  ProcessGroup g(cart);  // MPI_Comm_dup keeps the topology
-  MPI_Comm_free(&cart);
-  std::lock_guard<std::mutex> lock(state_->mu);
-  return state_->carts.emplace(key, g).first->second;
+  return made_once(*state_, state_->carts, std::make_pair(dims, per), [&] {
+    MPI_Comm cart = MPI_COMM_NULL;
+    TESSERA_CHECK_MPI(MPI_Cart_create(state_->comm, nd, dims.data(), per.data(), /*reorder=*/0, &cart));
+    ProcessGroup g(cart);  // MPI_Comm_dup keeps the topology
+    MPI_Comm_free(&cart);
+    return g;
+  });
 }
 
 bool ProcessGroup::is_cartesian() const noexcept { return state_->cartesian; }
@@ -274,16 +282,13 @@ ProcessGroup ProcessGroup::sub(const std::vector<bool>& keep) const {
                           "-D grid");
   std::vector<int> k(keep.begin(), keep.end());
   state_->check();
-  {
-    std::lock_guard<std::mutex> lock(state_->mu);
-    if (auto it = state_->subs.find(k); it != state_->subs.end()) return it->second;
-  }
-  MPI_Comm s = MPI_COMM_NULL;
-  TESSERA_CHECK_MPI(MPI_Cart_sub(state_->comm, k.data(), &s));
-  ProcessGroup g(s);
-  MPI_Comm_free(&s);
-  std::lock_guard<std::mutex> lock(state_->mu);
-  return state_->subs.emplace(k, g).first->second;
+  return made_once(*state_, state_->subs, k, [&] {
+    MPI_Comm s = MPI_COMM_NULL;
+    TESSERA_CHECK_MPI(MPI_Cart_sub(state_->comm, k.data(), &s));
+    ProcessGroup g(s);
+    MPI_Comm_free(&s);
+    return g;
+  });
 }
 
 }  // namespace tessera::comm
