@@ -2,8 +2,9 @@
 // c64, c128), whole-array sum and copy, over a range of sizes; then, at the largest size, the
 // "figure" lines: sums along each axis of a square 2-D array, a strided copy (every other
 // column), a transposing copy and a cast f32 -> f64, in the format of apps/bench/peers/cupy_local.py.
-// GB/s = bytes moved / median time (CUDA events on GPU, a steady clock on host). Compiled by nvcc
-// in CUDA builds.
+// GB/s = bytes moved / median time (CUDA events on GPU, a steady clock on host). With --overhead,
+// the host time per call of small operations and of the pieces they are made of ("overhead" lines,
+// microseconds): at 2^28 elements a few microseconds are a percent. Compiled by nvcc in CUDA builds.
 #include <boost/program_options.hpp>
 #include <tessera/tessera.hpp>
 #include <tessera/local/expr.hpp>
@@ -11,6 +12,7 @@
 
 #include "common/timing.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -75,6 +77,47 @@ void figures(const tessera::Device& d, int k, int warmup, int reps, const char* 
     line("cast-to-f64", n * (4.0 + 8.0), median_ms(d, warmup, reps, [&] { tl::cast(w, a); }));
   }
 }
+
+#ifdef __CUDACC__
+__global__ void empty_kernel() {}
+#endif
+// Host microseconds per call of `fn`, the median of 20 batches of 50 calls; the stream is drained
+// between batches (outside the timing), so that a full launch queue never blocks a call.
+double host_us(const tessera::Device& d, const std::function<void()>& fn) {
+  auto& s = tessera::Stream::default_for(d);
+  std::vector<double> t;
+  for (int b = 0; b < 21; ++b) {
+    s.synchronize();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < 50; ++i) fn();
+    const auto t1 = std::chrono::steady_clock::now();
+    if (b > 0) t.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / 50);
+  }
+  s.synchronize();
+  return apps::median(std::move(t));
+}
+void overheads(const tessera::Device& d) {
+  auto a = tl::full<double, 1>({256}, 1.0, d), b = tl::full<double, 1>({256}, 2.0, d);
+  auto z = tl::empty<double, 1>({256}, d);
+  auto m = tl::full<double, 2>({16, 16}, 1.0, d);
+  tessera::Event ev(d);
+  auto line = [](const char* what, double us) { std::printf("overhead %-28s %8.2f us\n", what, us); };
+#ifdef __CUDACC__
+  if (d.is_cuda()) {
+    auto cs = static_cast<cudaStream_t>(tessera::Stream::default_for(d).native());
+    line("empty kernel launch (the floor)", host_us(d, [&] { empty_kernel<<<1, 1, 0, cs>>>(); }));
+  }
+#endif
+  line("Stream::default_for", host_us(d, [&] { (void)tessera::Stream::default_for(d); }));
+  line("DeviceGuard", host_us(d, [&] { tessera::DeviceGuard g(d); }));
+  line("Event::record", host_us(d, [&] { ev.record(tessera::Stream::default_for(d)); }));
+  line("Buffer(8) made and freed", host_us(d, [&] { tessera::Buffer buf(8, d); }));
+  line("Array<double,1>({1})", host_us(d, [&] { tl::Array<double, 1> r({1}, d); }));
+  line("z = a * b + c (256)", host_us(d, [&] { z = a * b + a; }));
+  line("copy (256)", host_us(d, [&] { tl::copy(z, a); }));
+  line("sum on_device (256)", host_us(d, [&] { (void)tl::sum(a, tl::on_device); }));
+  line("sum axis 1 (16x16)", host_us(d, [&] { (void)tl::sum(m, 1); }));
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -86,7 +129,8 @@ int main(int argc, char** argv) {
       "max-log2", po::value(&hi)->default_value(hi), "largest size, 2^k elements")(
       "reps", po::value(&reps)->default_value(reps), "timed repetitions (median reported)")(
       "warmup", po::value(&warmup)->default_value(warmup), "untimed repetitions first")(
-      "no-figures", "skip the axis-sum, strided, transpose and cast figures");
+      "no-figures", "skip the axis-sum, strided, transpose and cast figures")(
+      "overhead", "then the host time per call of small operations and their parts");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, opts), vm);
@@ -114,5 +158,6 @@ int main(int argc, char** argv) {
     figures<float>(d, hi, warmup, reps, "f32");
     figures<double>(d, hi, warmup, reps, "f64");
   }
+  if (vm.count("overhead")) overheads(d);
   return 0;
 }

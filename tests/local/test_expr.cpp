@@ -5,6 +5,7 @@
 #include <array>
 #include <cmath>
 #include <complex>
+#include <utility>
 #include <vector>
 
 #include "device_test.hpp"
@@ -26,6 +27,38 @@ TYPED_TEST(ExprTest, TriadIsOneKernel) {
   if (d.is_cuda()) EXPECT_EQ(tl::kernel_launch_count() - before, 1);  // the whole tree, one launch
   const auto h = tl::to_host(out);
   for (tl::index_t i = 0; i < n; i += 997) EXPECT_EQ(h[i], 2.f * i + 1.f) << i;
+}
+
+#ifdef __CUDACC__
+// The linear kernel's elements per thread (cuda_executor.cuh): one where every load and the store
+// are 8 bytes or wider, four otherwise (a cast from f32 loads 4 bytes).
+namespace {
+template <class T> using A1 = const tl::Array<T, 1>&;
+template <class T>
+using Triad = decltype(tl::as_expr(std::declval<A1<T>>() * std::declval<A1<T>>() + std::declval<A1<T>>()));
+}  // namespace
+static_assert(tl::kLinearUnroll<double, Triad<double>> == 1);
+static_assert(tl::kLinearUnroll<cuda::std::complex<float>, Triad<tessera::complex64>> == 1);
+static_assert(tl::kLinearUnroll<float, Triad<float>> == 4);
+static_assert(tl::kLinearUnroll<double, decltype(tl::as_expr(tl::cast<double>(std::declval<A1<float>>())))> == 4);
+static_assert(tl::kLinearUnroll<double, decltype(tl::as_expr(std::declval<A1<double>>() * 2.0))> == 1);
+#endif
+
+// 8-byte and 16-byte elements (one per thread on GPU), an odd count: every element checked.
+TYPED_TEST(ExprTest, WideElementTriads) {
+  const Device d = this->device();
+  const tl::index_t n = 100003;
+  auto x = tl::arange<double>(n, d), y = tl::full<double, 1>({n}, 0.5, d);
+  auto out = tl::empty<double, 1>({n}, d);
+  out = x * y + x;
+  const auto h = tl::to_host(out);
+  for (tl::index_t i = 0; i < n; ++i) ASSERT_EQ(h[i], 1.5 * i) << i;
+  auto c = tl::full<tessera::complex128, 1>({n}, {1.0, 2.0}, d);
+  auto e = tl::full<tessera::complex128, 1>({n}, {0.0, 1.0}, d);
+  auto co = tl::empty<tessera::complex128, 1>({n}, d);
+  co = c * e + c;
+  const auto hc = tl::to_host(co);
+  for (tl::index_t i = 0; i < n; ++i) ASSERT_EQ(hc[i], tessera::complex128(-1.0, 3.0)) << i;
 }
 
 TYPED_TEST(ExprTest, MathBroadcastAndWhere) {

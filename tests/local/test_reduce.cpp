@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "device_test.hpp"
+#include "tessera/local/context.hpp"
 #include "tessera/local/reduce.hpp"
 
 namespace tl = tessera::local;
@@ -207,4 +208,32 @@ TYPED_TEST(ReduceTest, DeviceResultStaysOnDevice) {
   EXPECT_EQ(r.device(), d);
   EXPECT_EQ(r.size(), 1);
   EXPECT_EQ(tl::to_host(r)[0], 32768.f);
+}
+
+// Grids of many blocks (more partials than a block has threads), a scalar tail, calls of
+// different sizes one after another and a nested context: the GPU's one-launch reduction combines
+// the partials in its last block and leaves its counter ready for the next call.
+TYPED_TEST(ReduceTest, ManyBlocksRepeatedCallsAndContexts) {
+  const Device d = this->device();
+  const tl::index_t n = (3 << 20) + 5;
+  std::vector<double> h(static_cast<std::size_t>(n));
+  double expect = 0;
+  for (std::size_t i = 0; i < h.size(); ++i) expect += h[i] = static_cast<double>((i * 7) % 13);
+  h[1234567] = 99;  // the first maximum
+  expect += 99 - static_cast<double>((1234567 * 7) % 13);
+  const auto big = tl::from_host(h, tl::Shape<1>{n}, d);
+  const auto small = tl::full<double, 1>({100}, 0.5, d);
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_EQ(tl::sum(big), expect);
+    EXPECT_EQ(tl::sum(small), 50.0);
+    EXPECT_EQ(tl::to_host(tl::sum(big, tl::on_device))[0], expect);
+    EXPECT_EQ(tl::max(big), 99.0);
+    EXPECT_EQ(tl::argmax(big), 1234567);
+  }
+  {
+    tessera::Context inner;
+    EXPECT_EQ(tl::sum(big), expect);
+    EXPECT_EQ(tl::sum(small), 50.0);
+  }
+  EXPECT_EQ(tl::sum(big), expect);
 }

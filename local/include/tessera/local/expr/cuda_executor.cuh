@@ -1,23 +1,42 @@
 // The CUDA executor of expression trees (nvcc translation units only): one grid-stride kernel per
-// assignment, vectorised over four elements per thread when everything is contiguous.
+// assignment, several elements per thread when everything is contiguous (kLinearUnroll below).
 #pragma once
 #ifndef __CUDACC__
 #error "tessera/local/expr/cuda_executor.cuh needs nvcc (include tessera/local/expr.hpp instead)"
 #endif
+#include <algorithm>
+#include <cstdint>
+
 #include "tessera/local/cuda_check.hpp"
 #include "tessera/local/expr/tree.hpp"
 #include "tessera/local/stream.hpp"
 
 namespace tessera::local {
 inline namespace expr_cuda {
-// Elements per thread of the linear kernel, each load issued before the stores. On an H200 2 for
-// 8-byte elements measured slower than 4 (triad f64 4156 vs 4434 GB/s, the f32->f64 cast 3331 vs
-// 4133).
-inline constexpr int kLinearUnroll = 4;
+// The narrowest element that a leaf of the tree loads (scalars load none; an unknown node counts
+// as 1 byte, which keeps the 4-element shape below).
+template <class E> struct narrowest_load { static constexpr std::size_t value = 1; };
+template <class T> struct narrowest_load<Scalar<T>> { static constexpr std::size_t value = SIZE_MAX; };
+template <class T, int R> struct narrowest_load<Leaf<T, R>> { static constexpr std::size_t value = sizeof(T); };
+template <class Op, class A> struct narrowest_load<Unary<Op, A>> : narrowest_load<A> {};
+template <class Op, class A, class B> struct narrowest_load<Binary<Op, A, B>> {
+  static constexpr std::size_t value = std::min(narrowest_load<A>::value, narrowest_load<B>::value);
+};
+template <class C, class A, class B> struct narrowest_load<Where<C, A, B>> {
+  static constexpr std::size_t value =
+      std::min({narrowest_load<C>::value, narrowest_load<A>::value, narrowest_load<B>::value});
+};
+
+// Elements per thread of the linear kernel, each load issued before the stores: 1 where every
+// load and the store are 8 bytes or wider, else 4. On an H200 at 2^28 (raw kernels), triad f64
+// 4500 GB/s with 1 against 4476 with 4 (c64 4497 / 4482, c128 4503 / 4478) and 2 was no better;
+// 4-byte loads need 4 (triad f32 4470 against 3493 with 1, the f32 -> f64 cast 4133 against 2915).
+template <class D, class E>
+inline constexpr int kLinearUnroll = sizeof(D) >= 8 && narrowest_load<E>::value >= 8 ? 1 : 4;
 
 template <class D, class E>
 __global__ void eval_linear_kernel(D* out, E e, index_t n) {
-  constexpr int kUnroll = kLinearUnroll;
+  constexpr int kUnroll = kLinearUnroll<D, E>;
   const index_t step = static_cast<index_t>(gridDim.x) * blockDim.x * kUnroll;
   for (index_t base = static_cast<index_t>(blockIdx.x) * blockDim.x * kUnroll + threadIdx.x; base < n; base += step) {
     D v[kUnroll];
@@ -66,10 +85,11 @@ void eval_cuda(const Array<T, R>& dst, const E& b, bool linear) {
   constexpr int threads = 256;
   using D = dev_t<T>;
   if (linear) {
-    // One pass over the data (no grid-stride loop at all below 2^40 elements): measured on an
+    // One pass over the data (no grid-stride loop below 2^30 blocks): measured on an
     // H200 at 2^28, 4410 vs 3990 GB/s (f32) and 4440 vs 4225 (f64) against a grid of 16 blocks
     // per SM that loops.
-    const index_t want = (n + threads * kLinearUnroll - 1) / (threads * kLinearUnroll);
+    constexpr int unroll = kLinearUnroll<D, E>;
+    const index_t want = (n + threads * unroll - 1) / (threads * unroll);
     const int blocks = static_cast<int>(std::min<index_t>(want, index_t(1) << 30));
     eval_linear_kernel<<<blocks, threads, 0, stream>>>(reinterpret_cast<D*>(dst.data()), b, n);
   } else {
