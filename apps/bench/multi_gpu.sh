@@ -69,7 +69,10 @@ case $mode in
     if ! (cd "$build" && ctest -j "${SUITE_JOBS:-4}" --timeout 600 -R "${re%|}" ${SUITE_LABELS:+-L "$SUITE_LABELS"} \
        -LE 'package|fuzz' 2>&1 | tee -a "${SUITE_LOG:-/dev/null}" | tail -30; exit "${PIPESTATUS[0]}"); then
       status=1
-      # Failures under load are rerun one at a time with their output: flaky or reproducible.
+      # Failures under load are rerun one at a time with their output: flaky or reproducible. The
+      # first pass's full output (LastTest.log, which the rerun overwrites) is kept beside it.
+      cp "$build/Testing/Temporary/LastTest.log" "$build/Testing/Temporary/LastTest.first.log" 2>/dev/null &&
+        [[ -n ${SUITE_LOG:-} ]] && cp "$build/Testing/Temporary/LastTest.first.log" "${SUITE_LOG%.log}.first.log"
       echo "== the failed tests again, one at a time"
       (cd "$build" && ctest --rerun-failed --output-on-failure --timeout 300 2>&1 | tee -a "${SUITE_LOG:-/dev/null}" |
          grep -E 'Test +#|Failure|Expected|Which is|what\(\)|error|tests passed' | head -60)
