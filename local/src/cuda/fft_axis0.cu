@@ -75,7 +75,11 @@ void* twiddles(long long n) {
   }
   void* d = nullptr;
   TESSERA_CHECK_CUDA(cudaMalloc(&d, n * sizeof(Cx<R>)));
-  const cudaError_t e = cudaMemcpy(d, t.data(), n * sizeof(Cx<R>), cudaMemcpyHostToDevice);
+  // A pageable cudaMemcpy returns once the data is staged, maybe before its DMA has landed, and
+  // the pass runs on non-blocking streams, which do not wait for the legacy stream: wait for it
+  // here. (Unwaited, a first backward under load read stale twiddles: the rows with k2 > 0 wrong.)
+  cudaError_t e = cudaMemcpy(d, t.data(), n * sizeof(Cx<R>), cudaMemcpyHostToDevice);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(cudaStreamLegacy);
   if (e != cudaSuccess) (void)cudaFree(d);
   TESSERA_CHECK_CUDA(e);
   return d;
