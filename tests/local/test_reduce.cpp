@@ -159,7 +159,7 @@ TYPED_TEST(ReduceTest, AlongAxesOfLargerArraysWithTies) {
 
 // The 16-byte-load axis kernels (GPU) and their fallbacks, in float (4 per load), float64 (2) and
 // complex64 (2): rows whose length V divides or not (a scalar tail), rows long enough for four
-// loads per lane and rows of 64 KiB and more (a block per row: 16400 elements), outputs whose
+// loads per lane and rows of 128 KiB and more (a block per row: f64, c64), outputs whose
 // unit-stride extent V divides or not, and a view one element in (not 16-byte aligned), against
 // serial sums (small integers, so every order of summation is exact).
 template <class T>
