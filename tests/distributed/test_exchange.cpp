@@ -10,6 +10,7 @@
 #include "tessera/comm/process_group.hpp"
 #include "tessera/distributed/exchange.hpp"
 #include "tessera/local/basic_ops.hpp"
+#include "tessera/local/settings.hpp"
 
 namespace {
 namespace td = tessera::distributed;
@@ -83,23 +84,61 @@ TYPED_TEST(Exchange, ProducerWritesEachChunkBeforeItTravels) {
   const Device d = this->device();
   std::vector<Box<2>> rows(p), cols(p);
   for (int r = 0; r < p; ++r) rows[r] = cut(r, p, 0), cols[r] = cut(r, p, 1);
-  // The source starts empty; the producer fills chunk s (rows of this rank's box along axis 0).
-  auto src = tessera::local::Array<double, 2>(rows[me].shape(), d);
-  tessera::local::fill(src, -1.0);
-  const auto full = filled(rows[me], d);
-  std::vector<int> produced;
-  const td::ExchangeChunking ch{0, 3, [&](int s, int n, const tessera::Stream&) {
-                                  const index_t e = rows[me].shape()[0];
-                                  produced.push_back(s);
-                                  tessera::local::copy(src.slice(0, e * s / n, e * (s + 1) / n),
-                                                       full.slice(0, e * s / n, e * (s + 1) / n));
-                                }};
-  auto out = tessera::local::Array<double, 2>(cols[me].shape(), d);
-  td::exchange<double, 2>(g, {rows, src}, {cols, out}, tessera::Stream::default_for(d), d, {.chunking = &ch});
-  expect_box(out, cols[me], "produced rows -> columns");
-  const int steps = static_cast<int>(std::max<index_t>(1, std::min<index_t>(3, rows[me].shape()[0])));
-  ASSERT_EQ(static_cast<int>(produced.size()), steps);
-  for (int s = 0; s < steps; ++s) EXPECT_EQ(produced[s], s);
+  const tessera::Settings saved = tessera::settings();
+  for (bool taper : {false, true}) {  // equal chunks, and half-size first and last ones
+    SCOPED_TRACE(taper ? "tapered" : "equal");
+    tessera::Settings s = saved;
+    s.exchange_taper = taper;
+    tessera::set_settings(s);
+    // The source starts empty; the producer fills chunk s (rows of this rank's box along axis 0).
+    auto src = tessera::local::Array<double, 2>(rows[me].shape(), d);
+    tessera::local::fill(src, -1.0);
+    const auto full = filled(rows[me], d);
+    std::vector<int> produced;
+    const td::ExchangeChunking ch{0, 4, [&](int s, int n, const tessera::Stream&) {
+                                    const index_t e = rows[me].shape()[0];
+                                    const index_t lo = td::chunk_begin(e, s, n), hi = td::chunk_begin(e, s + 1, n);
+                                    produced.push_back(s);
+                                    tessera::local::copy(src.slice(0, lo, hi), full.slice(0, lo, hi));
+                                  }};
+    auto out = tessera::local::Array<double, 2>(cols[me].shape(), d);
+    td::exchange<double, 2>(g, {rows, src}, {cols, out}, tessera::Stream::default_for(d), d, {.chunking = &ch});
+    expect_box(out, cols[me], "produced rows -> columns");
+    const int steps = static_cast<int>(std::max<index_t>(1, std::min<index_t>(4, rows[me].shape()[0])));
+    ASSERT_EQ(static_cast<int>(produced.size()), steps);
+    for (int s = 0; s < steps; ++s) EXPECT_EQ(produced[s], s);
+    // Staged chunks (no producer) are cut the same way: a transpose and back.
+    const td::ExchangeOptions o{.chunks = 4, .chunk_mib = 0};
+    auto back = tessera::local::Array<double, 2>(rows[me].shape(), d);
+    td::exchange<double, 2>(g, {cols, out}, {rows, back}, tessera::Stream::default_for(d), d, o);
+    expect_box(back, rows[me], "columns -> rows");
+  }
+  tessera::set_settings(saved);
+}
+
+TEST(ExchangeChunks, EqualOrTaperedBounds) {
+  const tessera::Settings saved = tessera::settings();
+  tessera::Settings s = saved;
+  s.exchange_taper = false;
+  tessera::set_settings(s);
+  for (int k = 0; k <= 4; ++k) EXPECT_EQ(td::chunk_begin(12, k, 4), 3 * k);
+  s.exchange_taper = true;
+  tessera::set_settings(s);
+  const index_t tapered[] = {0, 2, 6, 10, 12};  // weights 1, 2, 2, 1
+  for (int k = 0; k <= 4; ++k) EXPECT_EQ(td::chunk_begin(12, k, 4), tapered[k]);
+  for (int k = 0; k <= 2; ++k) EXPECT_EQ(td::chunk_begin(12, k, 2), 6 * k);  // two chunks: equal
+  for (int k = 0; k <= 4; ++k) EXPECT_EQ(td::chunk_begin(7, k, 4), 7 * k / 4);  // too short to taper
+  for (int n : {3, 5, 8})
+    for (index_t e : {6, 16, 17, 1000}) {
+      index_t last = 0;
+      for (int k = 1; k <= n; ++k) {
+        const index_t b = td::chunk_begin(e, k, n);
+        if (e >= 2 * n) EXPECT_GT(b, last) << e << " in " << n << ": chunk " << k - 1 << " empty";
+        last = b;
+      }
+      EXPECT_EQ(last, e);
+    }
+  tessera::set_settings(saved);
 }
 
 // Every transport, chosen per call: the same transposes (repeated, and growing, so that windows
@@ -128,4 +167,51 @@ TYPED_TEST(Exchange, EveryTransportByOption) {
         expect_box(back, rows[me], "columns -> rows");
       }
   }
+}
+
+// Pieces whose rows are long (64 KiB here): ipc sends them as they lie, by 2-D copies, without
+// packing; every transport, equal and uneven boxes, chunked and not, both ways.
+TYPED_TEST(Exchange, LongRowsTravelUnpacked) {
+  using tessera::Transport;
+  const auto g = tessera::testing::world();
+  const int p = g.size(), me = g.rank();
+  const Device d = this->device();
+  constexpr index_t L = 8192;
+  auto box = [&](int r, int axis) {  // axis 0 or 1 of [N0, N1, L] cut like cut()
+    const auto b = cut(r, p, axis);
+    Box<3> x;
+    x.lo = {b.lo[0], b.lo[1], 0};
+    x.hi = {b.hi[0], b.hi[1], L};
+    return x;
+  };
+  auto fill3 = [&](const Box<3>& b) {
+    const auto s = b.shape();
+    std::vector<double> h(static_cast<std::size_t>(b.size()));
+    for (index_t i = 0; i < static_cast<index_t>(h.size()); ++i) {
+      const index_t z = i % s[2], y = i / s[2] % s[1], x = i / (s[1] * s[2]);
+      h[i] = value(b.lo[0] + x, b.lo[1] + y) * L + z;
+    }
+    auto a = tessera::local::Array<double, 3>(s, d);
+    tessera::local::copy(a, tessera::local::Array<double, 3>::view(h.data(), s, Device::host()));
+    return a;
+  };
+  auto expect3 = [&](const tessera::local::Array<double, 3>& got, const Box<3>& b, const char* what) {
+    const auto want = fill3(b).to(Device::host());
+    const auto h = got.to(Device::host());
+    for (index_t i = 0; i < b.size(); ++i)
+      ASSERT_EQ(h.data()[i], want.data()[i]) << what << " at element " << i << " of " << td::Layout<3>::idx_str(b.lo);
+  };
+  std::vector<Box<3>> rows(p), cols(p);
+  for (int r = 0; r < p; ++r) rows[r] = box(r, 0), cols[r] = box(r, 1);
+  for (Transport t : {Transport::ipc, Transport::nccl_window, Transport::nccl})
+    for (int chunks : {1, 3}) {
+      SCOPED_TRACE(tessera::transport_name(t) + std::string(" chunks ") + std::to_string(chunks));
+      const td::ExchangeOptions o{.chunks = chunks, .chunk_mib = 0, .transport = t};
+      auto out = tessera::local::Array<double, 3>(cols[me].shape(), d);
+      td::exchange<double, 3>(g, {rows, fill3(rows[me])}, {cols, out}, tessera::Stream::default_for(d), d, o);
+      expect3(out, cols[me], "rows -> columns");
+      auto back = tessera::local::Array<double, 3>(rows[me].shape(), d);
+      td::exchange<double, 3>(g, {cols, out}, {rows, back}, tessera::Stream::default_for(d), d, o);
+      expect3(back, rows[me], "columns -> rows");
+    }
 }

@@ -42,6 +42,10 @@ class Holders {
   std::vector<int> set_of_;
 };
 
+// Rows of at least this many bytes go to a strided-send transport as they lie (copy engines
+// stream MiB rows at full speed; for short ones packing is faster).
+constexpr std::size_t min_direct_row_bytes = std::size_t{64} << 10;
+
 // Chunking: both ends cut a piece the same way, from its box and the options (defaults from the
 // settings, equal on all ranks). The host gains nothing from it (MPI calls return when done)
 // unless asked, which the tests do.
@@ -77,10 +81,10 @@ Piece<R> cut(int peer, const Box<R>& b, std::size_t esz, const Tuning& t) {
   const index_t want = t.axis >= 0 ? t.max_chunks : static_cast<index_t>(b.size() * esz) / t.min_chunk_bytes;
   const index_t n = std::max<index_t>(1, std::min({want, static_cast<index_t>(t.max_chunks), extent}));
   Piece<R> p{peer, {}};
-  for (index_t k = 0; k < n; ++k) {
+  for (int k = 0; k < n; ++k) {
     Box<R> c = b;
-    c.lo[axis] = b.lo[axis] + extent * k / n;
-    c.hi[axis] = b.lo[axis] + extent * (k + 1) / n;
+    c.lo[axis] = b.lo[axis] + chunk_begin(extent, k, static_cast<int>(n));
+    c.hi[axis] = b.lo[axis] + chunk_begin(extent, k + 1, static_cast<int>(n));
     p.parts.push_back(c);
   }
   return p;
@@ -109,6 +113,12 @@ std::vector<detail::PeerSteps> steps_of(const std::vector<Piece<R>>& pieces, std
 
 
 }  // namespace
+
+index_t chunk_begin(index_t extent, int s, int n) {
+  if (n < 3 || extent < 2 * static_cast<index_t>(n) || !settings().exchange_taper) return extent * s / n;
+  if (s == 0 || s == n) return s == 0 ? 0 : extent;
+  return extent * (2 * s - 1) / (2 * n - 2);  // weights 1, 2, ..., 2, 1
+}
 
 template <class T, int R>
 void exchange(const comm::ProcessGroup& g, const ExchangeSide<T, R>& src, const ExchangeSide<T, R>& dst,
@@ -153,8 +163,20 @@ void exchange(const comm::ProcessGroup& g, const ExchangeSide<T, R>& src, const 
       if (!side.view(c, me).is_contiguous()) return true;
     return false;
   };
+  // A transport that sends rows at a pitch takes such parts as they lie, where the rows are long
+  // enough for copy engines to stream them (short rows pack faster).
+  auto direct = [&](const Piece<R>& p) {
+    if (!transport.strided_sends()) return false;
+    for (const auto& c : p.parts) {
+      detail::Rows r;
+      const bool rows = detail::as_rows(src.view(c, me), &r);
+      if (!rows || (r.rows > 1 && r.run * sizeof(T) < min_direct_row_bytes)) return false;
+    }
+    return true;
+  };
   int steps = hooks;
-  for (auto& p : sends) p.staged = staged(src, p), steps = std::max(steps, static_cast<int>(p.parts.size()));
+  for (auto& p : sends)
+    p.staged = staged(src, p) && !direct(p), steps = std::max(steps, static_cast<int>(p.parts.size()));
   for (auto& p : recvs) p.staged = staged(dst, p), steps = std::max(steps, static_cast<int>(p.parts.size()));
 
   const Stream& work = Stream::default_for(d);  // packing, local copies, results
@@ -215,8 +237,11 @@ void exchange(const comm::ProcessGroup& g, const ExchangeSide<T, R>& src, const 
     bool staged_in = false;
     for (const auto& p : sends) {
       if (s >= static_cast<int>(p.parts.size())) continue;
-      T* buf = p.staged ? staging(pack, p, s).data() : src.view(p.parts[s], me).data();
-      out.push_back({p.peer, buf, static_cast<std::size_t>(p.parts[s].size())});
+      const auto part = p.staged ? staging(pack, p, s) : src.view(p.parts[s], me);
+      detail::Message m{p.peer, part.data(), static_cast<std::size_t>(p.parts[s].size())};
+      if (detail::Rows r; !p.staged && !part.is_contiguous() && detail::as_rows(part, &r))
+        m.rows = static_cast<std::size_t>(r.rows), m.pitch = static_cast<std::size_t>(r.pitch);
+      out.push_back(m);
     }
     for (const auto& p : recvs) {
       if (s >= static_cast<int>(p.parts.size())) continue;

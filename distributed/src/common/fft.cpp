@@ -258,10 +258,12 @@ struct detail::Engine {
     const int c = chunk_axis(st, fields);
     auto produce = [&](int s, int k, const Stream& on) {
       if (c == 0) {
-        pass<I, Out>(st, src, cur, kind, dir, preserve, fields * s / k, fields * (s + 1) / k, -1, 0, 0, on, mult);
+        pass<I, Out>(st, src, cur, kind, dir, preserve, distributed::chunk_begin(fields, s, k),
+                     distributed::chunk_begin(fields, s + 1, k), -1, 0, 0, on, mult);
       } else {
         const index_t e = block(st.layout)[c - 1];
-        pass<I, Out>(st, src, cur, kind, dir, preserve, 0, fields, c - 1, e * s / k, e * (s + 1) / k, on, mult);
+        pass<I, Out>(st, src, cur, kind, dir, preserve, 0, fields, c - 1, distributed::chunk_begin(e, s, k),
+                     distributed::chunk_begin(e, s + 1, k), on, mult);
       }
     };
     if (next < 0) {

@@ -120,7 +120,8 @@ struct C2c1d {
     local::Array<C, 2> b(to.local_shape(), dev);
     const index_t e = a.shape()[axis];
     const distributed::ExchangeChunking ch{axis, chunks, [&](int s, int k, const Stream& on) {
-                                             produce(e * s / k, e * (s + 1) / k, on);
+                                             produce(distributed::chunk_begin(e, s, k),
+                                                     distributed::chunk_begin(e, s + 1, k), on);
                                            }};
     distributed::exchange<C, 2>(group(), {boxes(from), a}, {boxes(to), b}, work(), dev, {.chunking = &ch});
     return b;

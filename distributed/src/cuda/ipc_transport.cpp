@@ -1,11 +1,12 @@
 // The ipc transport of the exchange (detail/transport.hpp): ranks of one node move every part
-// with cudaMemcpyAsync into the receiver's window, a plain cudaMalloc buffer exported once by
-// CUDA IPC (the async pool's memory cannot be), on the exchange's wire stream: copy engines, no
-// SM. Readiness: the sender records one of its IPC events after a step's copies and sends the
-// receiver a host token; the receiver's wire stream then waits on that event. Reuse: at the
-// start of every exchange a receiver records its "free" event after its last unpack from the
-// window, and sends each sender the offsets its parts will land at; the sender's copies wait on
-// that event. Works for ranks sharing one GPU and across GPUs with peer access.
+// with cudaMemcpyAsync (cudaMemcpy2DAsync for parts sent unpacked, as rows at a pitch) into the
+// receiver's window, a plain cudaMalloc buffer exported once by CUDA IPC (the async pool's memory
+// cannot be), on the exchange's wire stream: copy engines, no SM. Readiness: the sender records
+// one of its IPC events after a step's copies and sends the receiver a host token; the
+// receiver's wire stream then waits on that event. Reuse: at the start of every exchange a
+// receiver records its "free" event after its last unpack from the window, and sends each sender
+// the offsets its parts will land at; the sender's copies wait on that event. Works for ranks
+// sharing one GPU and across GPUs with peer access.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -57,6 +58,7 @@ class IpcTransport final : public ExchangeTransport {
   std::string name() const override { return "ipc"; }
   void prepare() override {}
   bool windowed() const override { return true; }
+  bool strided_sends() const override { return true; }  // 2-D copies straight from the source
 
   Window begin(const std::vector<PeerSteps>& recvs, const std::vector<PeerSteps>& sends, const Stream& work) override {
     DeviceGuard guard(d_);
@@ -115,8 +117,13 @@ class IpcTransport final : public ExchangeTransport {
         throw CommError("exchange (ipc): rank " + std::to_string(me_) + " has no window offset for step " +
                               std::to_string(s) + " of rank " + std::to_string(m.peer));
       char* dst = static_cast<char*>(peer_windows_[m.peer]) + offsets_to_[m.peer][s];
-      TESSERA_CHECK_CUDA(cudaMemcpyAsync(dst, m.data, m.count * esz, cudaMemcpyDefault,
-                                         lanes > 1 ? lanes_[i % lanes] : stream));
+      const cudaStream_t lane = lanes > 1 ? lanes_[i % lanes] : stream;
+      if (m.rows > 1 && m.pitch > 0) {
+        const std::size_t run = m.count / m.rows * esz;
+        TESSERA_CHECK_CUDA(cudaMemcpy2DAsync(dst, run, m.data, m.pitch * esz, run, m.rows, cudaMemcpyDefault, lane));
+      } else {
+        TESSERA_CHECK_CUDA(cudaMemcpyAsync(dst, m.data, m.count * esz, cudaMemcpyDefault, lane));
+      }
     }
     for (std::size_t l = 0; lanes > 1 && l < lanes; ++l) {
       TESSERA_CHECK_CUDA(cudaEventRecord(joins_[l], lanes_[l]));

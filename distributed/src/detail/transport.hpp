@@ -18,11 +18,13 @@
 namespace tessera::distributed::detail {
 
 // Part `s` of a piece to or from `peer`: `count` elements at `data` (for a windowed transport
-// inside its window).
+// inside its window); a sent part of a transport with strided_sends() may lie as `rows` equal
+// runs `pitch` elements apart (pitch 0: contiguous).
 struct Message {
   int peer;
   void* data;
   std::size_t count;
+  std::size_t rows = 1, pitch = 0;
 };
 
 // The parts of the piece to or from one peer, in bytes, by step (at most one piece per peer).
@@ -49,6 +51,8 @@ class ExchangeTransport {
   // True when receives land in a window of the transport's: every received part is unpacked
   // from window + offset, and begin() must be called.
   virtual bool windowed() const { return false; }
+  // True when step() takes sent parts as rows at a pitch (then they need no packing).
+  virtual bool strided_sends() const { return false; }
   // Windowed only; collective over the group, every exchange (even for a rank with nothing to
   // move): lays out this exchange's parts in the transport's windows, ordering the windows'
   // reuse after what `work` (packing, unpacking) did with them.

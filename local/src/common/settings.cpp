@@ -104,6 +104,7 @@ Settings Settings::parse(const Lookup& get) {
                                                       0, "a byte count >= 0");
   s.exchange_chunks = parse_int(get, "TESSERA_EXCHANGE_CHUNKS", s.exchange_chunks, 0, "an integer >= 0 (0: automatic)");
   s.exchange_chunk_mib = parse_int(get, "TESSERA_EXCHANGE_CHUNK_MIB", s.exchange_chunk_mib, 0, "an integer >= 0");
+  s.exchange_taper = parse_bool(get, "TESSERA_EXCHANGE_TAPER", s.exchange_taper);
   s.fft_chunks = parse_int(get, "TESSERA_FFT_CHUNKS", s.fft_chunks, 0, "an integer >= 0 (0: the exchange's)");
   s.copy_blocks_per_sm = parse_int(get, "TESSERA_COPY_BLOCKS_PER_SM", s.copy_blocks_per_sm, 1, "an integer >= 1");
   s.reduce_blocks_per_sm =
@@ -163,6 +164,7 @@ std::string Settings::str() const {
     << "TESSERA_POOL_RELEASE_THRESHOLD=" << pool_release_threshold << "    (bytes)\n"
     << "TESSERA_EXCHANGE_CHUNKS=" << exchange_chunks << "    (0: 4 on GPUs, 1 on host)\n"
     << "TESSERA_EXCHANGE_CHUNK_MIB=" << exchange_chunk_mib << "\n"
+    << "TESSERA_EXCHANGE_TAPER=" << b(exchange_taper) << "    (1: half-size first and last chunks)\n"
     << "TESSERA_FFT_CHUNKS=" << fft_chunks << "    (0: the exchange's)\n"
     << "TESSERA_COPY_BLOCKS_PER_SM=" << copy_blocks_per_sm << "\n"
     << "TESSERA_REDUCE_BLOCKS_PER_SM=" << reduce_blocks_per_sm << "\n"

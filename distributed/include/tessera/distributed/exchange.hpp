@@ -5,7 +5,8 @@
 //
 // Plan: each rank intersects its source box with every destination box (ranks that hold identical
 // source boxes share the senders, so each element travels once). Pack: a piece that is not
-// contiguous where it lies goes through a staging buffer (one row-copy kernel per part). Transfer,
+// contiguous where it lies goes through a staging buffer (one row-copy kernel per part), unless
+// the transport sends rows at a pitch (ipc: 2-D copies) and its rows are 64 KiB or longer. Transfer,
 // on the Context's transfer stream, by the transport of ExchangeOptions::transport (default
 // TESSERA_TRANSPORT): auto/nccl = grouped send/recv on the group (NCCL for device buffers where
 // every rank has its own GPU, else MPI; host buffers always MPI); mpi = device buffers through MPI
@@ -14,7 +15,8 @@
 // Unpack: staged pieces are copied into place on the compute stream.
 // Pieces are cut into chunks along their first non-trivial axis (ExchangeOptions::chunks, default
 // settings().chunks_for(device): TESSERA_EXCHANGE_CHUNKS, 4 on GPUs and 1 on host; chunks of at
-// least TESSERA_EXCHANGE_CHUNK_MIB), so that packing chunk k+1 overlaps the transfer of chunk k;
+// least TESSERA_EXCHANGE_CHUNK_MIB; equal, or with TESSERA_EXCHANGE_TAPER the first and last of
+// half size), so that packing chunk k+1 overlaps the transfer of chunk k;
 // with a producer (ExchangeChunking) the chunks are cut along a given axis and the producer writes
 // chunk k+1 (an FFT stage) while chunk k travels. Nothing synchronizes the host.
 #pragma once
@@ -44,10 +46,16 @@ struct ExchangeSide {
   }
 };
 
+/// Where part s of n parts of an axis of `extent` starts (s = n: the end). Equal parts, or with
+/// settings().exchange_taper and extent >= 2n >= 6, first and last parts half the others' size.
+/// Every chunk of an exchange is cut this way (the settings must agree across ranks).
+index_t chunk_begin(index_t extent, int s, int n);
+
 /// Chunking with a producer: every piece is cut along `axis` into min(count, extent) parts, and
 /// before step s is packed, produce(s, n, stream) writes part s of this rank's source box, i.e.
-/// local range [extent*s/n, extent*(s+1)/n) along `axis` (n = min(count, own extent), at least 1),
-/// on `stream`. Every destination box must span the source box's whole extent along `axis`.
+/// local range [chunk_begin(extent, s, n), chunk_begin(extent, s + 1, n)) along `axis`
+/// (n = min(count, own extent), at least 1), on `stream`. Every destination box must span the
+/// source box's whole extent along `axis`.
 struct ExchangeChunking {
   int axis = 0;
   int count = 1;

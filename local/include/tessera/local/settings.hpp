@@ -37,6 +37,10 @@ struct Settings {
   int exchange_chunks = 0;
   // TESSERA_EXCHANGE_CHUNK_MIB: least size of a chunk in MiB (0 cuts every piece into the most).
   int exchange_chunk_mib = 16;
+  // TESSERA_EXCHANGE_TAPER=1: of 3 or more chunks, the first and last are half the size of the
+  // others (the pipeline's fill and drain are shorter: the first pack and the last unpack or FFT
+  // stage that nothing overlaps); 0: equal chunks.
+  bool exchange_taper = false;
   // TESSERA_FFT_CHUNKS: pipeline depth of the FFT's transposes; 0 = the exchange's.
   int fft_chunks = 0;
   // TESSERA_COPY_BLOCKS_PER_SM: blocks per SM of the row-copy (packing) kernel (>= 1).
