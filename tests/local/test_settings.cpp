@@ -36,7 +36,7 @@ TEST(Settings, Defaults) {
   EXPECT_DOUBLE_EQ(s.comm_timeout, 300.0);
   EXPECT_FALSE(s.check);
   EXPECT_EQ(s.exchange_chunks, 0);
-  EXPECT_EQ(s.chunks_for(true), 4);
+  EXPECT_EQ(s.chunks_for(true), 8);
   EXPECT_EQ(s.chunks_for(false), 1);
   EXPECT_EQ(s.fft_chunks_for(true), 4);
   EXPECT_EQ(s.exchange_chunk_mib, 16);
@@ -54,7 +54,7 @@ TEST(Settings, ReadsEveryVariable) {
                            {"TESSERA_POOL_RELEASE_THRESHOLD", "1048576"},
                            {"TESSERA_EXCHANGE_CHUNKS", "3"},
                            {"TESSERA_EXCHANGE_CHUNK_MIB", "0"},
-                           {"TESSERA_EXCHANGE_TAPER", "1"},
+                           {"TESSERA_EXCHANGE_TAPER", "0"},
                            {"TESSERA_FFT_CHUNKS", "8"},
                            {"TESSERA_COPY_BLOCKS_PER_SM", "4"},
                            {"TESSERA_COPY_ENGINE", "on"},
@@ -77,8 +77,8 @@ TEST(Settings, ReadsEveryVariable) {
   EXPECT_EQ(s.chunks_for(false), 3);
   EXPECT_EQ(s.fft_chunks_for(false), 8);
   EXPECT_EQ(s.exchange_chunk_mib, 0);
-  EXPECT_TRUE(s.exchange_taper);
-  EXPECT_FALSE(from({}).exchange_taper);
+  EXPECT_FALSE(s.exchange_taper);
+  EXPECT_TRUE(from({}).exchange_taper);
   EXPECT_EQ(s.copy_blocks_per_sm, 4);
   EXPECT_TRUE(s.copy_engine);
   EXPECT_EQ(s.reduce_blocks_per_sm, 8);

@@ -14,9 +14,9 @@
 // receivers' CUDA IPC windows, readiness by IPC events (across nodes: the group's NCCL).
 // Unpack: staged pieces are copied into place on the compute stream.
 // Pieces are cut into chunks along their first non-trivial axis (ExchangeOptions::chunks, default
-// settings().chunks_for(device): TESSERA_EXCHANGE_CHUNKS, 4 on GPUs and 1 on host; chunks of at
-// least TESSERA_EXCHANGE_CHUNK_MIB; equal, or with TESSERA_EXCHANGE_TAPER the first and last of
-// half size), so that packing chunk k+1 overlaps the transfer of chunk k;
+// settings().chunks_for(device): TESSERA_EXCHANGE_CHUNKS, 8 on GPUs and 1 on host; chunks of at
+// least TESSERA_EXCHANGE_CHUNK_MIB; by TESSERA_EXCHANGE_TAPER the first and last of half size),
+// so that packing chunk k+1 overlaps the transfer of chunk k;
 // with a producer (ExchangeChunking) the chunks are cut along a given axis and the producer writes
 // chunk k+1 (an FFT stage) while chunk k travels. Nothing synchronizes the host.
 #pragma once
@@ -46,8 +46,9 @@ struct ExchangeSide {
   }
 };
 
-/// Where part s of n parts of an axis of `extent` starts (s = n: the end). Equal parts, or with
-/// settings().exchange_taper and extent >= 2n >= 6, first and last parts half the others' size.
+/// Where part s of n parts of an axis of `extent` starts (s = n: the end). With
+/// settings().exchange_taper and extent >= 2n >= 6, the first and last parts are half the others'
+/// size, else all are equal.
 /// Every chunk of an exchange is cut this way (the settings must agree across ranks).
 index_t chunk_begin(index_t extent, int s, int n);
 

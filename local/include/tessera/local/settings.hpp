@@ -33,14 +33,15 @@ struct Settings {
   // TESSERA_POOL_RELEASE_THRESHOLD: bytes the CUDA memory pool keeps cached (default: all).
   std::uint64_t pool_release_threshold = UINT64_MAX;
   // TESSERA_EXCHANGE_CHUNKS: most chunks a piece of an exchange is cut into (redistribute, halos,
-  // FFT transposes); 0 = automatic: 4 on GPUs (best measured on 4 H200s), 1 on the host.
+  // FFT transposes); 0 = automatic: on GPUs 8 (redistribute's best on 2 and 4 H200s) and 4 for
+  // the FFT's transposes (its best), 1 on the host.
   int exchange_chunks = 0;
   // TESSERA_EXCHANGE_CHUNK_MIB: least size of a chunk in MiB (0 cuts every piece into the most).
   int exchange_chunk_mib = 16;
-  // TESSERA_EXCHANGE_TAPER=1: of 3 or more chunks, the first and last are half the size of the
-  // others (the pipeline's fill and drain are shorter: the first pack and the last unpack or FFT
-  // stage that nothing overlaps); 0: equal chunks.
-  bool exchange_taper = false;
+  // TESSERA_EXCHANGE_TAPER=1 (default): of 3 or more chunks, the first and last are half the size
+  // of the others (the pipeline's fill and drain are shorter: the first pack or FFT chunk and the
+  // last unpack, which nothing overlaps); 0: equal chunks.
+  bool exchange_taper = true;
   // TESSERA_FFT_CHUNKS: pipeline depth of the FFT's transposes; 0 = the exchange's.
   int fft_chunks = 0;
   // TESSERA_COPY_BLOCKS_PER_SM: blocks per SM of the row-copy (packing) kernel (>= 1).
@@ -83,9 +84,11 @@ struct Settings {
   /// The same from any lookup (tests): `lookup(name)` returns the variable's value or nothing.
   static Settings parse(const std::function<std::optional<std::string>(std::string_view)>& lookup);
   /// The exchange's chunk count on a device of this kind (resolves 0 = automatic).
-  int chunks_for(bool cuda) const { return exchange_chunks > 0 ? exchange_chunks : cuda ? 4 : 1; }
-  /// The FFT transposes' chunk count (resolves 0 = the exchange's).
-  int fft_chunks_for(bool cuda) const { return fft_chunks > 0 ? fft_chunks : chunks_for(cuda); }
+  int chunks_for(bool cuda) const { return exchange_chunks > 0 ? exchange_chunks : cuda ? 8 : 1; }
+  /// The FFT transposes' chunk count (resolves 0 = TESSERA_EXCHANGE_CHUNKS if set, else 4 on GPUs).
+  int fft_chunks_for(bool cuda) const {
+    return fft_chunks > 0 ? fft_chunks : exchange_chunks > 0 ? exchange_chunks : cuda ? 4 : 1;
+  }
   /// One "NAME=value" line per variable, with its meaning.
   std::string str() const;
 };
