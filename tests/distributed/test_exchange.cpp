@@ -116,6 +116,50 @@ TYPED_TEST(Exchange, ProducerWritesEachChunkBeforeItTravels) {
   tessera::set_settings(saved);
 }
 
+// The consumer sees chunk s of its destination whole (every peer's part and its own) and may
+// rewrite it: nothing lands there afterwards. With a producer too, both along one axis.
+TYPED_TEST(Exchange, ConsumerGetsEachChunkOnceItHasLanded) {
+  const auto g = tessera::testing::world();
+  const int p = g.size(), me = g.rank();
+  const Device d = this->device();
+  std::vector<Box<2>> rows(p), cols(p), flipped(p);
+  for (int r = 0; r < p; ++r) rows[r] = cut(r, p, 0), cols[r] = cut(r, p, 1), flipped[r] = cut(p - 1 - r, p, 0);
+  for (bool with_producer : {false, true}) {
+    SCOPED_TRACE(with_producer ? "producer and consumer" : "consumer");
+    // Cut along axis 1, which every source box spans for each destination box: rows -> columns,
+    // or (with a producer, whose chunks must span the destinations too) rows -> rows of the
+    // ranks in reverse order.
+    const auto& to = with_producer ? flipped : cols;
+    const auto full = filled(rows[me], d);
+    auto src = with_producer ? tessera::local::Array<double, 2>(rows[me].shape(), d) : full;
+    if (with_producer) tessera::local::fill(src, -1.0);
+    auto out = tessera::local::Array<double, 2>(to[me].shape(), d);
+    auto seen = tessera::local::Array<double, 2>(to[me].shape(), d);
+    tessera::local::fill(seen, -3.0);
+    std::vector<int> consumed;
+    td::ExchangeChunking ch{1, 3, {}, [&](int s, int n, const tessera::Stream&) {
+                              const index_t e = to[me].shape()[1];
+                              const index_t lo = td::chunk_begin(e, s, n), hi = td::chunk_begin(e, s + 1, n);
+                              consumed.push_back(s);
+                              tessera::local::copy(seen.slice(1, lo, hi), out.slice(1, lo, hi));
+                              tessera::local::fill(out.slice(1, lo, hi), -2.0);
+                            }};
+    if (with_producer)
+      ch.produce = [&](int s, int n, const tessera::Stream&) {
+        const index_t e = rows[me].shape()[1];
+        const index_t lo = td::chunk_begin(e, s, n), hi = td::chunk_begin(e, s + 1, n);
+        tessera::local::copy(src.slice(1, lo, hi), full.slice(1, lo, hi));
+      };
+    td::exchange<double, 2>(g, {rows, src}, {to, out}, tessera::Stream::default_for(d), d, {.chunking = &ch});
+    expect_box(seen, to[me], "what the consumer saw");
+    const int steps = static_cast<int>(std::max<index_t>(1, std::min<index_t>(3, to[me].shape()[1])));
+    ASSERT_EQ(static_cast<int>(consumed.size()), steps);
+    for (int s = 0; s < steps; ++s) EXPECT_EQ(consumed[s], s);
+    const auto h = out.to(Device::host());
+    for (index_t i = 0; i < out.size(); ++i) ASSERT_EQ(h.data()[i], -2.0) << "element " << i << " landed after its consumer";
+  }
+}
+
 TEST(ExchangeChunks, EqualOrTaperedBounds) {
   const tessera::Settings saved = tessera::settings();
   tessera::Settings s = saved;

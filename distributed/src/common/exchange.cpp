@@ -128,12 +128,15 @@ void exchange(const comm::ProcessGroup& g, const ExchangeSide<T, R>& src, const 
   const ExchangeChunking* chunking = options.chunking;
   const int me = g.rank();
   Tuning tune = tuning(d, options);
-  int hooks = 0;  // producer steps: chunks of this rank's source box
+  int hooks = 0, sinks = 0;  // producer / consumer steps: chunks of this rank's source / destination box
   if (chunking) {
     tune.axis = chunking->axis;
     tune.max_chunks = std::max(1, chunking->count);
-    const index_t extent = src.boxes[me].shape()[chunking->axis];
-    hooks = static_cast<int>(std::max<index_t>(1, std::min<index_t>(tune.max_chunks, extent)));
+    auto parts = [&](const Box<R>& b) {
+      return static_cast<int>(std::max<index_t>(1, std::min<index_t>(tune.max_chunks, b.shape()[tune.axis])));
+    };
+    if (chunking->produce) hooks = parts(src.boxes[me]);
+    if (chunking->consume) sinks = parts(dst.boxes[me]);
   }
   const Holders<R> holders(src.boxes);
   std::vector<Piece<R>> sends, recvs;
@@ -175,7 +178,7 @@ void exchange(const comm::ProcessGroup& g, const ExchangeSide<T, R>& src, const 
     }
     return true;
   };
-  int steps = hooks;
+  int steps = std::max(hooks, sinks);
   for (auto& p : sends)
     p.staged = staged(src, p) && !direct(p), steps = std::max(steps, static_cast<int>(p.parts.size()));
   for (auto& p : recvs) p.staged = staged(dst, p), steps = std::max(steps, static_cast<int>(p.parts.size()));
@@ -221,7 +224,7 @@ void exchange(const comm::ProcessGroup& g, const ExchangeSide<T, R>& src, const 
     e.wait_on(wire);
   }
 
-  std::vector<std::pair<int, Event>> arrived;  // steps with staged receives, and their events
+  std::vector<std::pair<int, Event>> arrived;  // steps with staged receives (any, for a consumer), and their events
   for (int s = 0; s < steps; ++s) {
     if (s < hooks) chunking->produce(s, hooks, work);
     bool packed = false;
@@ -251,16 +254,22 @@ void exchange(const comm::ProcessGroup& g, const ExchangeSide<T, R>& src, const 
       staged_in = staged_in || p.staged;
     }
     transport.step(s, out, in, dtype_v<T>, wire);
-    if (staged_in) {
+    if (staged_in || (s < sinks && !in.empty())) {
       arrived.emplace_back(s, Event(d));
       arrived.back().second.record(wire);
     }
   }
   if (self) detail::copy_view(dst.view(*self, me), src.view(*self, me));  // overlaps the last transfers
-  for (auto& [s, e] : arrived) {
-    e.wait_on(work);
-    for (const auto& p : recvs)
-      if (p.staged && s < static_cast<int>(p.parts.size())) detail::copy_view(dst.view(p.parts[s], me), staging(unpack, p, s));
+  // Unpacks in step order, each after its arrival; the consumer's chunk s once all of it is in place.
+  auto next = arrived.begin();
+  for (int s = 0; s < steps; ++s) {
+    if (next != arrived.end() && next->first == s) {
+      next->second.wait_on(work);
+      for (const auto& p : recvs)
+        if (p.staged && s < static_cast<int>(p.parts.size())) detail::copy_view(dst.view(p.parts[s], me), staging(unpack, p, s));
+      ++next;
+    }
+    if (s < sinks) chunking->consume(s, sinks, work);
   }
   if (remote && &wire != &work) {  // results, and the buffers' release, after the transfers
     Event e(d);

@@ -248,32 +248,68 @@ struct detail::Engine {
                           mult);
   }
 
-  // Runs stage i's FFT as the producer of the exchange to stage `next` (or alone when next < 0).
+  // Stage st's pass on part s of k along batched axis c (chunk_axis: 0 = fields), on `on`.
+  template <class I>
+  void chunk_pass(const Stage& st, const std::vector<const I*>& src, const local::Array<Out, R + 1>& dst,
+                  index_t fields, lf::Kind kind, lf::Direction dir, bool preserve, const lf::StoreMultiply* mult,
+                  int c, int s, int k, const Stream& on) const {
+    if (c == 0) {
+      pass<I, Out>(st, src, dst, kind, dir, preserve, distributed::chunk_begin(fields, s, k),
+                   distributed::chunk_begin(fields, s + 1, k), -1, 0, 0, on, mult);
+    } else {
+      const index_t e = block(st.layout)[c - 1];
+      pass<I, Out>(st, src, dst, kind, dir, preserve, 0, fields, c - 1, distributed::chunk_begin(e, s, k),
+                   distributed::chunk_begin(e, s + 1, k), on, mult);
+    }
+  }
+
+  // The next stage's pass (c2c, in place), which the exchange into it may run chunk by chunk.
+  struct Then {
+    lf::Direction dir;
+    const lf::StoreMultiply* mult;
+  };
+  static int width(const Stage& st) { return st.s1 - st.s0 + 1; }
+
+  // Runs stage i's FFT (unless `done`: an earlier exchange ran it) and the exchange to stage
+  // `next` (none when next < 0). The local FFTs ride on the exchange's chunks: stage i's as its
+  // producer (chunk k+1 transformed while chunk k travels), or `then`, stage next's, as its
+  // consumer (chunk k transformed while chunk k+1 travels) when that one transforms more axes
+  // (the slab backward: the 2-D pass after the axis-0 one, else a serial tail), or both when both
+  // can be cut along one axis (fields; a pencil's middle exchange). Sets *then_done if `then` ran.
   template <class I>
   local::Array<Out, R + 1> step(int i, int next, const std::vector<const I*>& src, local::Array<Out, R + 1> cur,
                                 index_t fields, lf::Kind kind, lf::Direction dir, bool preserve,
-                                const lf::StoreMultiply* mult = nullptr) const {
+                                const lf::StoreMultiply* mult, bool done = false, const Then* then = nullptr,
+                                bool* then_done = nullptr) const {
     const Stage& st = stages[i];
     const Stream& work = Stream::default_for(dev);
-    const int c = chunk_axis(st, fields);
-    auto produce = [&](int s, int k, const Stream& on) {
-      if (c == 0) {
-        pass<I, Out>(st, src, cur, kind, dir, preserve, distributed::chunk_begin(fields, s, k),
-                     distributed::chunk_begin(fields, s + 1, k), -1, 0, 0, on, mult);
-      } else {
-        const index_t e = block(st.layout)[c - 1];
-        pass<I, Out>(st, src, cur, kind, dir, preserve, 0, fields, c - 1, distributed::chunk_begin(e, s, k),
-                     distributed::chunk_begin(e, s + 1, k), on, mult);
-      }
-    };
+    const int pc = chunk_axis(st, fields);
     if (next < 0) {
-      produce(0, 1, work);
+      if (!done) chunk_pass<I>(st, src, cur, fields, kind, dir, preserve, mult, pc, 0, 1, work);
       return cur;
     }
-    local::Array<Out, R + 1> nxt(batched<R + 1>(fields, block(stages[next].layout)), dev);
-    const distributed::ExchangeChunking ch{c, chunks, produce};
-    distributed::exchange<Out, R + 1>(group(), {boxes(st.layout, fields), cur}, {boxes(stages[next].layout, fields), nxt},
+    const Stage& nx = stages[next];
+    const int cc = chunk_axis(nx, fields);
+    bool produce = !done, consume = then && cc == pc;
+    if (then && !consume && (done || width(nx) > width(st))) {
+      if (!done) chunk_pass<I>(st, src, cur, fields, kind, dir, preserve, mult, pc, 0, 1, work);
+      produce = false, consume = true;
+    }
+    local::Array<Out, R + 1> nxt(batched<R + 1>(fields, block(nx.layout)), dev);
+    std::vector<const Out*> in_nxt;
+    for (index_t f = 0; f < fields; ++f) in_nxt.push_back(nxt.data() + f * local::shape_size(block(nx.layout)));
+    distributed::ExchangeChunking ch{consume ? cc : pc, chunks, {}, {}};
+    if (produce)
+      ch.produce = [&](int s, int k, const Stream& on) {
+        chunk_pass<I>(st, src, cur, fields, kind, dir, preserve, mult, pc, s, k, on);
+      };
+    if (consume)
+      ch.consume = [&](int s, int k, const Stream& on) {
+        chunk_pass<Out>(nx, in_nxt, nxt, fields, lf::Kind::c2c, then->dir, false, then->mult, cc, s, k, on);
+      };
+    distributed::exchange<Out, R + 1>(group(), {boxes(st.layout, fields), cur}, {boxes(nx.layout, fields), nxt},
                                       work, dev, {.chunking = &ch});
+    if (then_done) *then_done = consume;
     return nxt;
   }
 
@@ -340,11 +376,18 @@ struct detail::Engine {
     const int S = static_cast<int>(stages.size());
     const auto mult = multiply(stages.back(), factor(norm, true), sp);  // the last pass's stores
     auto last = [&](int i) { return i + 1 == S && mult ? &*mult : nullptr; };
-    cur = step<In>(0, S > 1 ? 1 : -1, ptr, cur, F, kind, lf::Direction::forward, true, last(0));
+    // Each later stage is c2c: its pass may ride on the exchange into it.
+    auto then = [&](int j, Then& t) -> const Then* { return j < S ? &(t = Then{lf::Direction::forward, last(j)}) : nullptr; };
+    Then t;
+    bool done = false;
+    cur = step<In>(0, S > 1 ? 1 : -1, ptr, cur, F, kind, lf::Direction::forward, true, last(0), false, then(1, t), &done);
     for (int i = 1; i < S; ++i) {
       std::vector<const Out*> p;
       for (index_t f = 0; f < F; ++f) p.push_back(cur.data() + f * local::shape_size(block(stages[i].layout)));
-      cur = step<Out>(i, i + 1 < S ? i + 1 : -1, p, cur, F, lf::Kind::c2c, lf::Direction::forward, false, last(i));
+      bool ran = false;
+      cur = step<Out>(i, i + 1 < S ? i + 1 : -1, p, cur, F, lf::Kind::c2c, lf::Direction::forward, false, last(i), done,
+                      then(i + 1, t), &ran);
+      done = ran;
     }
     auto ys = unbatch(cur, out());
     if (opt.same_layout_output) {
@@ -376,8 +419,14 @@ struct detail::Engine {
     // slab and pencil plans), where the last pass's packed plans would take a cuFFT callback.
     const auto mult = multiply(stages[S - 1], factor(norm, false), {});
     const lf::StoreMultiply* scale_first = mult ? &*mult : nullptr;
+    // A later pass may ride on the exchange into it (c2c only: a c2r last pass writes elsewhere).
+    const Then then{lf::Direction::backward, nullptr};  // S >= 2 there: the scale is on the first pass
+    bool done = false;
     for (int i = S - 1; i >= 1; --i) {
-      cur = step<Out>(i, i - 1, p, cur, F, lf::Kind::c2c, lf::Direction::backward, false, i == S - 1 ? scale_first : nullptr);
+      bool ran = false;
+      cur = step<Out>(i, i - 1, p, cur, F, lf::Kind::c2c, lf::Direction::backward, false,
+                      i == S - 1 ? scale_first : nullptr, done, real_input && i == 1 ? nullptr : &then, &ran);
+      done = ran;
       p.clear();
       for (index_t f = 0; f < F; ++f) p.push_back(cur.data() + f * local::shape_size(block(stages[i - 1].layout)));
     }
@@ -389,7 +438,7 @@ struct detail::Engine {
       const auto& work = Stream::default_for(dev);
       pass<Out, In>(st, p, res, lf::Kind::c2r, lf::Direction::backward, S == 1 && !in_place, 0, F, -1, 0, 0, work, m);
     } else {
-      res = step<Out>(0, -1, p, cur, F, lf::Kind::c2c, lf::Direction::backward, false, m);
+      res = step<Out>(0, -1, p, cur, F, lf::Kind::c2c, lf::Direction::backward, false, m, done);
     }
     return unbatch(res, first);
   }

@@ -17,8 +17,9 @@
 // settings().chunks_for(device): TESSERA_EXCHANGE_CHUNKS, 8 on GPUs and 1 on host; chunks of at
 // least TESSERA_EXCHANGE_CHUNK_MIB; by TESSERA_EXCHANGE_TAPER the first and last of half size),
 // so that packing chunk k+1 overlaps the transfer of chunk k;
-// with a producer (ExchangeChunking) the chunks are cut along a given axis and the producer writes
-// chunk k+1 (an FFT stage) while chunk k travels. Nothing synchronizes the host.
+// with hooks (ExchangeChunking) the chunks are cut along a given axis: a producer writes chunk k+1
+// (an FFT stage) while chunk k travels, a consumer works on chunk k (the next FFT stage) while
+// chunk k+1 travels. Nothing synchronizes the host.
 #pragma once
 #include <functional>
 #include <optional>
@@ -52,22 +53,27 @@ struct ExchangeSide {
 /// Every chunk of an exchange is cut this way (the settings must agree across ranks).
 index_t chunk_begin(index_t extent, int s, int n);
 
-/// Chunking with a producer: every piece is cut along `axis` into min(count, extent) parts, and
-/// before step s is packed, produce(s, n, stream) writes part s of this rank's source box, i.e.
-/// local range [chunk_begin(extent, s, n), chunk_begin(extent, s + 1, n)) along `axis`
-/// (n = min(count, own extent), at least 1), on `stream`. Every destination box must span the
-/// source box's whole extent along `axis`.
+/// Chunking with hooks: every piece is cut along `axis` into min(count, extent) parts.
+/// produce (optional): before step s is packed, produce(s, n, stream) writes part s of this rank's
+/// source box, i.e. local range [chunk_begin(e, s, n), chunk_begin(e, s + 1, n)) along `axis`
+/// (e = the source box's extent there, n = min(count, e), at least 1), on `stream`. Every
+/// destination box must then span the source box's whole extent along `axis`.
+/// consume (optional): once part s of everything this rank receives has landed (and the part it
+/// keeps has been copied), consume(s, n, stream) may read and rewrite part s of this rank's
+/// destination box (the same ranges, e and n of the destination box), on `stream`. Every source
+/// box must then span the destination box's whole extent along `axis`.
 struct ExchangeChunking {
   int axis = 0;
   int count = 1;
   std::function<void(int s, int n, const Stream& stream)> produce;
+  std::function<void(int s, int n, const Stream& stream)> consume;
 };
 
 /// Per-call tuning; the defaults come from settings(). Must be equal on all ranks.
 struct ExchangeOptions {
   int chunks = 0;          ///< most chunks per piece; 0: settings().chunks_for(device)
   int chunk_mib = -1;      ///< least chunk size in MiB; -1: settings().exchange_chunk_mib
-  const ExchangeChunking* chunking = nullptr;  ///< a producer (its count overrides `chunks`)
+  const ExchangeChunking* chunking = nullptr;  ///< hooks (its count overrides `chunks`)
   std::optional<Transport> transport;          ///< how device blocks travel; unset: settings().transport
 };
 
