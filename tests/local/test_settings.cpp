@@ -2,6 +2,8 @@
 // and what is accepted; the defaults documented in the README.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include <map>
 #include <string>
 
@@ -39,6 +41,9 @@ TEST(Settings, Defaults) {
   EXPECT_EQ(s.chunks_for(true), 8);
   EXPECT_EQ(s.chunks_for(false), 1);
   EXPECT_EQ(s.fft_chunks_for(true), 4);
+  EXPECT_EQ(s.fft_chunks_for(true, std::uint64_t{64} << 20), 4);   // 512^3 c64 on 4 GPUs
+  EXPECT_EQ(s.fft_chunks_for(true, std::uint64_t{512} << 20), 8);  // 1024^3 c64 on 4 GPUs
+  EXPECT_EQ(s.fft_chunks_for(false, std::uint64_t{512} << 20), 1);
   EXPECT_EQ(s.exchange_chunk_mib, 16);
   EXPECT_EQ(s.copy_blocks_per_sm, 2);
   EXPECT_FALSE(s.mpiio_collective.has_value());  // chosen by the MPI

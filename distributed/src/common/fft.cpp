@@ -133,7 +133,6 @@ struct detail::Engine {
   Device dev;
   Options opt;
   Decomposition decomp = Decomposition::slab;
-  int chunks = 1;
   std::vector<Stage> stages;
   Index<R> n{};  // real-space (logical) global shape
   std::unique_ptr<Line<In>> line;  // 1-D over several ranks: all of the work (stages: its output layout)
@@ -150,10 +149,9 @@ struct detail::Engine {
       throw InvalidArgument("fft: a pencil decomposition needs a 3-D array, not " + std::to_string(R) + "-D", d);
     if (want == Decomposition::automatic) want = (R == 3 && P > n[0]) ? Decomposition::pencil : Decomposition::slab;
     decomp = want;
-    chunks = o.chunks > 0 ? o.chunks : settings().fft_chunks_for(d.is_cuda());
     if constexpr (R == 1) {
       if (P > 1) {  // the four-step / Bluestein transform of fft1d.hpp
-        line = std::make_unique<Line<In>>(l, d, o.same_layout_output, chunks);
+        line = std::make_unique<Line<In>>(l, d, o.same_layout_output, depth(local::shape_size(n), 1));
         stages.push_back({line->output_layout(), 0, 0});
         first = line->input_layout();
         return;
@@ -181,6 +179,15 @@ struct detail::Engine {
       stages.push_back({Layout<R>(g, nc, split({-1, 0, 1})), 0, 0});
     }
     first = Layout<R>(stages[0].layout.grid(), n, stages[0].layout.split());
+  }
+
+  // The transposes' pipeline depth: Options::chunks, else the settings' rule on the bytes per pair
+  // of ranks of `fields` transforms of `size` elements (the same on every rank).
+  int depth(index_t size, index_t fields) const {
+    if (opt.chunks > 0) return opt.chunks;
+    const auto P = static_cast<std::uint64_t>(in.grid().size());
+    const auto pair = static_cast<std::uint64_t>(size * fields) * sizeof(Out) / (P * P);
+    return settings().fft_chunks_for(dev.is_cuda(), pair);
   }
 
   const Layout<R>& out() const { return stages.back().layout; }
@@ -298,7 +305,7 @@ struct detail::Engine {
     local::Array<Out, R + 1> nxt(batched<R + 1>(fields, block(nx.layout)), dev);
     std::vector<const Out*> in_nxt;
     for (index_t f = 0; f < fields; ++f) in_nxt.push_back(nxt.data() + f * local::shape_size(block(nx.layout)));
-    distributed::ExchangeChunking ch{consume ? cc : pc, chunks, {}, {}};
+    distributed::ExchangeChunking ch{consume ? cc : pc, depth(out().global_size(), fields), {}, {}};
     if (produce)
       ch.produce = [&](int s, int k, const Stream& on) {
         chunk_pass<I>(st, src, cur, fields, kind, dir, preserve, mult, pc, s, k, on);

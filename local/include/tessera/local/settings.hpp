@@ -33,8 +33,8 @@ struct Settings {
   // TESSERA_POOL_RELEASE_THRESHOLD: bytes the CUDA memory pool keeps cached (default: all).
   std::uint64_t pool_release_threshold = UINT64_MAX;
   // TESSERA_EXCHANGE_CHUNKS: most chunks a piece of an exchange is cut into (redistribute, halos,
-  // FFT transposes); 0 = automatic: on GPUs 8 (redistribute's best on 2 and 4 H200s) and 4 for
-  // the FFT's transposes (its best), 1 on the host.
+  // FFT transposes); 0 = automatic: on GPUs 8 (redistribute's best on 2 and 4 H200s), for the
+  // FFT's transposes fft_chunks_for's rule; 1 on the host.
   int exchange_chunks = 0;
   // TESSERA_EXCHANGE_CHUNK_MIB: least size of a chunk in MiB (0 cuts every piece into the most).
   int exchange_chunk_mib = 16;
@@ -42,7 +42,8 @@ struct Settings {
   // of the others (the pipeline's fill and drain are shorter: the first pack or FFT chunk and the
   // last unpack, which nothing overlaps); 0: equal chunks.
   bool exchange_taper = true;
-  // TESSERA_FFT_CHUNKS: pipeline depth of the FFT's transposes; 0 = the exchange's.
+  // TESSERA_FFT_CHUNKS: pipeline depth of the FFT's transposes; 0 = TESSERA_EXCHANGE_CHUNKS if
+  // set, else fft_chunks_for's rule.
   int fft_chunks = 0;
   // TESSERA_COPY_BLOCKS_PER_SM: blocks per SM of the row-copy (packing) kernel (>= 1).
   int copy_blocks_per_sm = 2;
@@ -85,9 +86,13 @@ struct Settings {
   static Settings parse(const std::function<std::optional<std::string>(std::string_view)>& lookup);
   /// The exchange's chunk count on a device of this kind (resolves 0 = automatic).
   int chunks_for(bool cuda) const { return exchange_chunks > 0 ? exchange_chunks : cuda ? 8 : 1; }
-  /// The FFT transposes' chunk count (resolves 0 = TESSERA_EXCHANGE_CHUNKS if set, else 4 on GPUs).
-  int fft_chunks_for(bool cuda) const {
-    return fft_chunks > 0 ? fft_chunks : exchange_chunks > 0 ? exchange_chunks : cuda ? 4 : 1;
+  /// The FFT transposes' chunk count for pieces of `pair_bytes` per pair of ranks (resolves 0:
+  /// TESSERA_EXCHANGE_CHUNKS if set, else on GPUs 8 where chunks of 64 MiB or more remain, 4
+  /// below: the best of 4 and 8 on 2 and 4 H200s at 512^3 and 1024^3 c64; 1 on the host).
+  int fft_chunks_for(bool cuda, std::uint64_t pair_bytes = 0) const {
+    if (fft_chunks > 0) return fft_chunks;
+    if (exchange_chunks > 0) return exchange_chunks;
+    return !cuda ? 1 : pair_bytes >= (std::uint64_t{8} * 64 << 20) ? 8 : 4;
   }
   /// One "NAME=value" line per variable, with its meaning.
   std::string str() const;
