@@ -181,8 +181,8 @@ struct detail::Engine {
     first = Layout<R>(stages[0].layout.grid(), n, stages[0].layout.split());
   }
 
-  // The transposes' pipeline depth: Options::chunks, else the settings' rule on the bytes per pair
-  // of ranks of `fields` transforms of `size` elements (the same on every rank).
+  // The transposes' pipeline depth: Options::chunks, else the settings' rule on size * fields / P^2
+  // elements (a pair's share of a slab transpose; from global sizes, so the same on every rank).
   int depth(index_t size, index_t fields) const {
     if (opt.chunks > 0) return opt.chunks;
     const auto P = static_cast<std::uint64_t>(in.grid().size());

@@ -219,8 +219,8 @@ void CheckpointWriter::add(const std::string& name, const distributed::Array<T, 
     lo.emplace_back(b.lo.begin(), b.lo.end()), hi.emplace_back(b.hi.begin(), b.hi.end());
   }
   const Vec v = detail::checkpoint_chunks(lo, hi, sizeof(T));
-  distributed::Index<R> chunks{};
-  std::copy(v.begin(), v.end(), chunks.begin());
+  distributed::Index<R> chunks{};  // one per axis (element-wise: GCC 13 misreads a std::copy here)
+  for (int d = 0; d < R; ++d) chunks[d] = v.at(static_cast<std::size_t>(d));
   add(name, a, chunks, c);
 }
 
