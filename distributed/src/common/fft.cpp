@@ -1,6 +1,7 @@
 // Distributed FFT plans (fft.hpp): stages of local FFTs along the axes a layout holds whole,
 // joined by the chunked exchange engine (exchange.hpp), whose producer hook runs the local FFT
-// of chunk k+1 while chunk k travels. Fields of a batch are one leading axis of the buffers.
+// of chunk k+1 while chunk k travels, and whose consumer hook runs the next stage's FFT of chunk
+// k once it has landed (Engine::step). Fields of a batch are one leading axis of the buffers.
 #include "tessera/fft/fft.hpp"
 
 #include <mpi.h>
@@ -256,24 +257,26 @@ struct detail::Engine {
   }
 
   // Stage st's pass on part s of k along batched axis c (chunk_axis: 0 = fields), on `on`.
-  template <class I>
-  void chunk_pass(const Stage& st, const std::vector<const I*>& src, const local::Array<Out, R + 1>& dst,
+  template <class I, class O = Out>
+  void chunk_pass(const Stage& st, const std::vector<const I*>& src, const local::Array<O, R + 1>& dst,
                   index_t fields, lf::Kind kind, lf::Direction dir, bool preserve, const lf::StoreMultiply* mult,
                   int c, int s, int k, const Stream& on) const {
     if (c == 0) {
-      pass<I, Out>(st, src, dst, kind, dir, preserve, distributed::chunk_begin(fields, s, k),
-                   distributed::chunk_begin(fields, s + 1, k), -1, 0, 0, on, mult);
+      pass<I, O>(st, src, dst, kind, dir, preserve, distributed::chunk_begin(fields, s, k),
+                 distributed::chunk_begin(fields, s + 1, k), -1, 0, 0, on, mult);
     } else {
       const index_t e = block(st.layout)[c - 1];
-      pass<I, Out>(st, src, dst, kind, dir, preserve, 0, fields, c - 1, distributed::chunk_begin(e, s, k),
-                   distributed::chunk_begin(e, s + 1, k), on, mult);
+      pass<I, O>(st, src, dst, kind, dir, preserve, 0, fields, c - 1, distributed::chunk_begin(e, s, k),
+                 distributed::chunk_begin(e, s + 1, k), on, mult);
     }
   }
 
-  // The next stage's pass (c2c, in place), which the exchange into it may run chunk by chunk.
+  // The next stage's pass, which the exchange into it may run chunk by chunk: c2c in place, or
+  // (the real backward's last pass) c2r into `real`.
   struct Then {
     lf::Direction dir;
     const lf::StoreMultiply* mult;
+    const local::Array<In, R + 1>* real = nullptr;
   };
   static int width(const Stage& st) { return st.s1 - st.s0 + 1; }
 
@@ -312,6 +315,11 @@ struct detail::Engine {
       };
     if (consume)
       ch.consume = [&](int s, int k, const Stream& on) {
+        if constexpr (real_input) {
+          if (then->real)
+            return chunk_pass<Out, In>(nx, in_nxt, *then->real, fields, lf::Kind::c2r, then->dir, false, then->mult,
+                                       cc, s, k, on);
+        }
         chunk_pass<Out>(nx, in_nxt, nxt, fields, lf::Kind::c2c, then->dir, false, then->mult, cc, s, k, on);
       };
     distributed::exchange<Out, R + 1>(group(), {boxes(st.layout, fields), cur}, {boxes(nx.layout, fields), nxt},
@@ -426,24 +434,25 @@ struct detail::Engine {
     // slab and pencil plans), where the last pass's packed plans would take a cuFFT callback.
     const auto mult = multiply(stages[S - 1], factor(norm, false), {});
     const lf::StoreMultiply* scale_first = mult ? &*mult : nullptr;
-    // A later pass may ride on the exchange into it (c2c only: a c2r last pass writes elsewhere).
-    const Then then{lf::Direction::backward, nullptr};  // S >= 2 there: the scale is on the first pass
+    // A later pass may ride on the exchange into it: c2c in place, or the last (c2r) pass into res,
+    // which therefore exists during that exchange. S >= 2 there: the scale is on the first pass.
+    local::Array<In, R + 1> res;
+    if constexpr (real_input) res = local::Array<In, R + 1>(batched<R + 1>(F, block(first)), dev);
+    const Then then{lf::Direction::backward, nullptr}, into_res{lf::Direction::backward, nullptr, &res};
     bool done = false;
     for (int i = S - 1; i >= 1; --i) {
       bool ran = false;
       cur = step<Out>(i, i - 1, p, cur, F, lf::Kind::c2c, lf::Direction::backward, false,
-                      i == S - 1 ? scale_first : nullptr, done, real_input && i == 1 ? nullptr : &then, &ran);
+                      i == S - 1 ? scale_first : nullptr, done, real_input && i == 1 ? &into_res : &then, &ran);
       done = ran;
       p.clear();
       for (index_t f = 0; f < F; ++f) p.push_back(cur.data() + f * local::shape_size(block(stages[i - 1].layout)));
     }
     const lf::StoreMultiply* m = S == 1 ? scale_first : nullptr;  // one stage: the first pass is the last
-    local::Array<In, R + 1> res;
-    if constexpr (real_input) {  // c2r: keep the caller's array when it is the source
-      res = local::Array<In, R + 1>(batched<R + 1>(F, block(first)), dev);
-      Stage st = stages[0];
-      const auto& work = Stream::default_for(dev);
-      pass<Out, In>(st, p, res, lf::Kind::c2r, lf::Direction::backward, S == 1 && !in_place, 0, F, -1, 0, 0, work, m);
+    if constexpr (real_input) {  // c2r (unless the exchange ran it): keep the caller's array when it is the source
+      if (!done)
+        pass<Out, In>(stages[0], p, res, lf::Kind::c2r, lf::Direction::backward, S == 1 && !in_place, 0, F, -1, 0, 0,
+                      Stream::default_for(dev), m);
     } else {
       res = step<Out>(0, -1, p, cur, F, lf::Kind::c2c, lf::Direction::backward, false, m, done);
     }
