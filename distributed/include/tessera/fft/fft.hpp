@@ -63,7 +63,7 @@ struct Spectral {
 struct Options {
   Decomposition decomposition = Decomposition::automatic;
   bool same_layout_output = false;  // forward returns the input layout (one more transpose)
-  int chunks = 0;                   // transpose pipeline depth; 0: settings().fft_chunks_for(device, bytes per pair)
+  int chunks = 0;                   // transpose pipeline depth; 0: settings().fft_chunks_for (by size)
   /// Memberwise equality.
   bool operator==(const Options&) const = default;
 };
