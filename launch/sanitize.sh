@@ -1,5 +1,5 @@
 # Sourced by `launch/test --sanitize`: the host code built with ASan + UBSan in its own directory
-# ($TESSERA_SAN_BUILD_DIR, default build-san; CUDA, apps and fuzz targets off to keep it lean),
+# ($TESSERA_SAN_BUILD_DIR, default build-san; CUDA, apps and fuzz targets off to keep it lean; clang),
 # then its 1- and 2-rank tests. Extra arguments go to ctest. Exit code: ctest's.
 # The C API's C tests (capi_functional, capi_bad_input) run here; its Fortran module, examples and
 # Python DLPack check do not (nothing of theirs is C API code that the C tests leave unchecked).
@@ -10,8 +10,15 @@
 #    OutOfMemory; by default ASan aborts on such a request instead of returning null.
 build=${TESSERA_SAN_BUILD_DIR:-$root/build-san}
 san_start=$(date +%s)
-# -O0 -g1: the cheapest to compile on CI's 2 cores (its tests take seconds); line tables give file:line.
-tessera_build -DTESSERA_SANITIZE=ON -DTESSERA_ENABLE_CUDA=OFF -DTESSERA_BUILD_APPS=OFF -DTESSERA_FUZZ=OFF \
+# clang where there is one ($TESSERA_SAN_CXX / $TESSERA_SAN_CC override): it compiles this -O0
+# ASan+UBSan build in half GCC's time (a second compiler's diagnostics too; GCC builds the main
+# one). -O0 -g1: the cheapest to compile on CI's 2 cores; line tables give file:line.
+san_cxx=${TESSERA_SAN_CXX:-$(command -v clang++ || true)}
+san_cc=${TESSERA_SAN_CC:-$(command -v clang || true)}
+san_compilers=()
+[ -n "$san_cxx" ] && san_compilers+=("-DCMAKE_CXX_COMPILER=$san_cxx")
+[ -n "$san_cc" ] && san_compilers+=("-DCMAKE_C_COMPILER=$san_cc")
+tessera_build "${san_compilers[@]}" -DTESSERA_SANITIZE=ON -DTESSERA_ENABLE_CUDA=OFF -DTESSERA_BUILD_APPS=OFF -DTESSERA_FUZZ=OFF \
   -DTESSERA_SURFACE_TESTS=OFF -DTESSERA_FORTRAN=OFF -DTESSERA_BUILD_EXAMPLES=OFF \
   -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=${TESSERA_SAN_FLAGS:--O0 -g1 -DNDEBUG}"
 san_built=$(date +%s)

@@ -32,6 +32,7 @@ DLDataType dl_dtype(tessera_dtype t) {
     case TESSERA_C128: return {kDLComplex, 128, 1};
     case TESSERA_I32: return {kDLInt, 32, 1};
     case TESSERA_I64: return {kDLInt, 64, 1};
+    case TESSERA_DTYPE_RANGE_: break;  // not a value
   }
   throw InvalidArgument("not a tessera_dtype");
 }

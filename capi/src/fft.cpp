@@ -81,6 +81,7 @@ fft::Norm to_norm(tessera_fft_norm n) {
     case TESSERA_NORM_ORTHO: return fft::Norm::ortho;
     case TESSERA_NORM_FORWARD: return fft::Norm::forward;
     case TESSERA_NORM_NONE: return fft::Norm::none;
+    case TESSERA_NORM_RANGE_: break;  // not a value
   }
   throw InvalidArgument("norm " + std::to_string(static_cast<int>(n)) + " is not a tessera_fft_norm");
 }

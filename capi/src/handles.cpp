@@ -179,6 +179,7 @@ std::string dtype_name(tessera_dtype t) {
     case TESSERA_C128: return "c128";
     case TESSERA_I32: return "i32";
     case TESSERA_I64: return "i64";
+    case TESSERA_DTYPE_RANGE_: break;  // not a value
   }
   return "dtype " + std::to_string(static_cast<int>(t));
 }

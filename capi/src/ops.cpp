@@ -52,6 +52,7 @@ void reduce(const distributed::Array<T, R>& a, tessera_reduce_op op, void* resul
         *static_cast<local::real_t<T>*>(result) = std::sqrt(s);
       return;
     }
+    case TESSERA_REDUCE_RANGE_: break;  // not a value
   }
   throw InvalidArgument("op " + std::to_string(static_cast<int>(op)) + " is not a tessera_reduce_op");
 }

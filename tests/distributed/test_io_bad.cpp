@@ -73,7 +73,8 @@ TYPED_TEST(IoBad, NpyFilesThrowOnEveryRankAndLeaveTheDestination) {
   };
   for (const auto& [name, bytes, needle] : cases) {
     tmp.put(name, bytes);
-    expect_io_error_everywhere(world, [&] { dst = io::load_npy<double, 2>(tmp.file(name), l, d); }, {tmp.file(name), needle});
+    const std::string path = tmp.file(name);  // (clang before 16 cannot capture a structured binding)
+    expect_io_error_everywhere(world, [&] { dst = io::load_npy<double, 2>(path, l, d); }, {path, needle});
   }
   expect_io_error_everywhere(world, [&] { dst = io::load_npy<double, 2>(tmp.file("missing.npy"), l, d); },
                              {tmp.file("missing.npy"), "cannot open"});

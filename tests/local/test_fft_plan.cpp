@@ -7,12 +7,12 @@
 #include <complex>
 #include <cstring>
 #include <limits>
-#include <numbers>
 #include <random>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "dft_reference.hpp"
 #include "device_test.hpp"
 #include "tessera/config.hpp"
 #include "tessera/local/dtype.hpp"
@@ -55,39 +55,22 @@ long long offset(const PlanDesc& d, bool input, long long b, long long flat) {
   return b * (input ? d.idist : d.odist) + off * (input ? d.istride : d.ostride);
 }
 
-// DFT of `batch` contiguous arrays of dims n in long double, one axis at a time (exact phases
-// from a table indexed by j*k mod n), through raw arrays: at -O0 (the sanitizer run) every
-// operator[] and std::complex product is a call, which made this reference most of that run.
+// DFT of `batch` contiguous arrays of dims n in long double, one axis at a time.
 std::vector<cld> dft(const std::vector<cld>& x, const PlanDesc& d, int sign) {
   const long long N = count(d, d.n);
-  const std::size_t size = x.size();
-  std::vector<long double> yr(size), yi(size), tr(size), ti(size);
-  for (std::size_t i = 0; i < size; ++i) yr[i] = x[i].real(), yi[i] = x[i].imag();
+  std::vector<cld> y = x;
   for (int a = 0; a < d.rank; ++a) {
     const long long n = d.n[a];
     long long in = 1;
     for (int b = a + 1; b < d.rank; ++b) in *= d.n[b];
-    std::vector<long double> wr(n), wi(n);
-    for (long long m = 0; m < n; ++m) {
-      const auto w = std::polar(1.0L, sign * 2 * std::numbers::pi_v<long double> * m / n);
-      wr[m] = w.real(), wi[m] = w.imag();
-    }
-    tr = yr, ti = yi;
-    const long double *pwr = wr.data(), *pwi = wi.data();
+    std::vector<long double> re(n), im(n);
     for (long long base = 0; base < d.batch * N; base += n * in)
-      for (long long i = 0; i < in; ++i)
-        for (long long k = 0; k < n; ++k) {
-          const long double *pr = tr.data() + base + i, *pi = ti.data() + base + i;
-          long double re = 0, im = 0;
-          for (long long j = 0, jk = 0; j < n; ++j, jk = (jk + k) % n) {
-            re += pr[j * in] * pwr[jk] - pi[j * in] * pwi[jk];
-            im += pr[j * in] * pwi[jk] + pi[j * in] * pwr[jk];
-          }
-          yr[base + k * in + i] = re, yi[base + k * in + i] = im;
-        }
+      for (long long i = 0; i < in; ++i) {
+        for (long long j = 0; j < n; ++j) re[j] = y[base + j * in + i].real(), im[j] = y[base + j * in + i].imag();
+        tessera::testing::reference_dft(re, im, sign);
+        for (long long k = 0; k < n; ++k) y[base + k * in + i] = {re[k], im[k]};
+      }
   }
-  std::vector<cld> y(size);
-  for (std::size_t i = 0; i < size; ++i) y[i] = {yr[i], yi[i]};
   return y;
 }
 

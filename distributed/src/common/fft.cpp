@@ -491,9 +491,7 @@ Array<In, R> Plan<In, R>::backward(const Array<Out, R>& y, Norm norm) const {
   return engine_->backward({y}, norm, false)[0];
 }
 template <class In, int R>
-Array<typename Plan<In, R>::Out, R> Plan<In, R>::forward_in_place(Array<In, R>& x, Norm norm) const
-  requires(!real_input)
-{
+Array<typename Plan<In, R>::Out, R> Plan<In, R>::forward_in_place_c2c(Array<In, R>& x, Norm norm) const {
   return engine_->forward({x}, norm, true)[0];
 }
 template <class In, int R>

@@ -112,7 +112,10 @@ class Plan {
   Array<In, R> backward(const Array<Out, R>& y, Norm norm = Norm::backward) const;
   /// Forward transform in place (C2C): x's memory is the work area (its contents are lost); saves one buffer.
   Array<Out, R> forward_in_place(Array<In, R>& x, Norm norm = Norm::backward) const
-    requires(!real_input);
+    requires(!real_input)
+  {
+    return forward_in_place_c2c(x, norm);
+  }
   /// Backward transform in place: y's memory is the work area (its contents are lost). C2C: the
   /// result lives there; C2R: the transform may overwrite y instead of reading a copy of it.
   Array<In, R> backward_in_place(Array<Out, R>& y, Norm norm = Norm::backward) const;
@@ -122,6 +125,8 @@ class Plan {
   std::vector<Array<In, R>> backward(const std::vector<Array<Out, R>>& ys, Norm norm = Norm::backward) const;
 
  private:
+  // forward_in_place's body: clang before 16 matches no out-of-line definition with its constraint.
+  Array<Out, R> forward_in_place_c2c(Array<In, R>& x, Norm norm) const;
   std::unique_ptr<detail::Engine<In, R>> engine_;
 };
 
