@@ -327,7 +327,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     // Header: each rank's host and device, gathered to rank 0 in fixed-size records.
-    char line[256], host[MPI_MAX_PROCESSOR_NAME];
+    char line[512], host[MPI_MAX_PROCESSOR_NAME];  // room for the longest host name
     int len = 0;
     TESSERA_CHECK_MPI(MPI_Get_processor_name(host, &len));
     std::snprintf(line, sizeof line, "#  Rank %3d on %s device %s: %s", me, host, o.dev.str().c_str(),

@@ -51,6 +51,6 @@ int main(int argc, char** argv) {
   wrong = rt.world().all_reduce(wrong, tessera::comm::ReduceOp::sum);
   if (rt.rank() == 0)
     std::printf("all-reduce of %zu doubles over %d ranks: %s (%lld wrong)\n", n, rt.size(),
-                wrong == 0 ? "verified" : "FAILED", wrong);
+                wrong == 0 ? "verified" : "FAILED", static_cast<long long>(wrong));
   return wrong == 0 ? 0 : 1;
 }
