@@ -48,10 +48,11 @@ void check(bool backward, bool in_place) {
     if (i % ld >= cols) ASSERT_TRUE(y[i].x == R(7) && y[i].y == R(7)) << "element " << i << " outside the columns";
   double num = 0, den = 0;
   std::vector<double> re(n), im(n);
+  const tessera::testing::ReferenceDft<double> dft(n, backward ? 1 : -1);
   for (long long b = 0; b < batch; ++b)
     for (long long c = 0; c < cols; ++c) {
       for (long long j = 0; j < n; ++j) re[j] = x[b * dist + j * ld + c].x, im[j] = x[b * dist + j * ld + c].y;
-      tessera::testing::reference_dft(re, im, backward ? 1 : -1);
+      dft(re, im);
       for (long long k = 0; k < n; ++k) {
         const std::complex<double> want(re[k] * scale, im[k] * scale);
         const auto& g = y[b * dist + k * ld + c];
