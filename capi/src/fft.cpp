@@ -29,10 +29,7 @@ template <class In, int R>
 struct PlanT : PlanBase {
   using Out = typename fft::Plan<In, R>::Out;
   std::unique_ptr<fft::Plan<In, R>> plan;
-  bool same_layout = false;  // forward returns the input layout
-  const distributed::Layout<R>& output_layout() const {
-    return same_layout ? plan->input_layout() : plan->output_layout();
-  }
+  const distributed::Layout<R>& output_layout() const { return plan->output_layout(); }
 
   void layouts(tessera_layout* in, tessera_layout* out) const override {
     if (in) in->id = put(Kind::layout, std::make_shared<LayoutObj>(plan->input_layout()));
@@ -120,7 +117,6 @@ tessera_status tessera_fft_plan_create(tessera_layout lh, tessera_dtype dtype, t
       } else {
         auto pt = std::make_shared<PlanT<T, R>>();
         pt->plan = std::make_unique<fft::Plan<T, R>>(l->get<R>(), d, o);
-        pt->same_layout = o.same_layout_output;
         return pt;
       }
     });

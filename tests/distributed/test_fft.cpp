@@ -11,6 +11,7 @@
 #include "dist_test_util.hpp"
 #include "fft_test_util.hpp"
 #include "tessera/fft/fft.hpp"
+#include "tessera/distributed/elementwise.hpp"
 #include "tessera/distributed/redistribute.hpp"
 #include "tessera/local/fft_plan.hpp"
 
@@ -25,27 +26,48 @@ using td::testing::gather_to_host;
 using namespace td::testing::fft_util;
 
 
-// forward against the serial transform, then backward back to the input.
+// forward against the serial transform, then backward back to the input (on its own layout).
 template <class In, int R>
-void check(Device d, const ts::distributed::Index<R>& n, fft::Options opt = {}, int grid_dims = 1) {
-  const auto world = tessera::testing::world();
-  td::ProcessGrid grid = grid_dims == 1 ? td::ProcessGrid(world) : td::ProcessGrid::balanced(world, grid_dims);
-  const auto in_layout = td::Layout<R>::block(grid, n);
+void check_on(const td::Layout<R>& in_layout, Device d, fft::Options opt = {}) {
+  const auto n = in_layout.global_shape();
   const auto x0 = pattern<In>(ts::local::shape_size(n));
   auto x = make<In, R>(in_layout, d, x0);
   const auto plan = fft::get_plan<In, R>(in_layout, d, opt);
+  EXPECT_EQ(plan->input_layout(), in_layout);
   auto y = plan->forward(x);
-  if (opt.same_layout_output) {
-    EXPECT_EQ(y.layout().split(), in_layout.split());
-  } else {
-    EXPECT_EQ(y.layout(), plan->output_layout());
+  EXPECT_EQ(y.layout(), plan->output_layout());
+  if (opt.same_layout_output && is_complex<In>)
+    EXPECT_TRUE(y.layout().same_blocks(in_layout)) << y.layout().str() << " vs " << in_layout.str();
+  for (int a = 0; a < R; ++a) {  // wavenumbers of output_layout() lie on the output's blocks
+    const auto k = fft::fftfreq<double, R>(plan->output_layout(), a, d, 1.0, is_complex<In> || a < R - 1 ? 0 : n[a]);
+    EXPECT_TRUE(k.layout().same_blocks(y.layout())) << k.layout().str() << " vs " << y.layout().str();
   }
   const auto want = serial<In, R>(x0, n);
   EXPECT_LE(rel_err(gather_to_host(y), want), tol<In>()) << "forward " << in_layout.str();
   EXPECT_EQ(gather_to_host(x), x0) << "the input must be left as it was";
   auto back = plan->backward(y);
-  EXPECT_EQ(back.layout(), plan->input_layout());
+  EXPECT_EQ(back.layout(), in_layout) << "backward returns the caller's layout";
+  EXPECT_NO_THROW((void)(x - back));
   EXPECT_LE(rel_err(gather_to_host(back), x0), tol<In>()) << "round trip " << in_layout.str();
+}
+template <class In, int R>
+void check(Device d, const ts::distributed::Index<R>& n, fft::Options opt = {}, int grid_dims = 1) {
+  const auto world = tessera::testing::world();
+  td::ProcessGrid grid = grid_dims == 1 ? td::ProcessGrid(world) : td::ProcessGrid::balanced(world, grid_dims);
+  check_on<In, R>(td::Layout<R>::block(grid, n), d, opt);
+}
+// Blocks along each split axis of `l` that grow with the coordinate (the last block holds about
+// half the axis): uneven wherever there is more than one part.
+template <int R> td::Layout<R> uneven(const td::Layout<R>& l) {
+  typename td::Layout<R>::Offsets off;
+  for (int a = 0; a < R; ++a) {
+    const index_t len = l.global_shape()[a];
+    const int p = l.split()[a] < 0 ? 1 : l.grid().dims()[l.split()[a]];
+    off[a].assign(p + 1, 0);
+    for (int c = 1; c < p; ++c) off[a][c] = (len / 2) * c * c / ((p - 1) * (p - 1));
+    off[a][p] = len;
+  }
+  return td::Layout<R>(l.grid(), l.global_shape(), l.split(), off, {});
 }
 
 template <class K> class DistFft : public ts::testing::DeviceTest<K> {};
@@ -89,6 +111,22 @@ TYPED_TEST(DistFft, R2cOddLastAxis) {
 TYPED_TEST(DistFft, SameLayoutOutputAndOneRankAxes) {
   check<std::complex<double>, 3>(this->device(), {6, 5, 4}, {.same_layout_output = true});
   check<std::complex<double>, 2>(this->device(), {1, 8});  // axes shorter than the grid: empty blocks
+}
+// same_layout_output returns the caller's blocks, uneven ones too, and output_layout() says so;
+// backward returns the caller's layout (issue #41).
+TYPED_TEST(DistFft, SameLayoutOutputOnUnevenBlocks) {
+  const auto world = tessera::testing::world();
+  const td::ProcessGrid g1(world), g2 = td::ProcessGrid::balanced(world, 2);
+  for (bool same : {true, false}) {
+    SCOPED_TRACE(same ? "same_layout_output" : "transposed output");
+    const fft::Options slab{.decomposition = fft::Decomposition::slab, .same_layout_output = same};
+    const fft::Options pencil{.decomposition = fft::Decomposition::pencil, .same_layout_output = same};
+    check_on<std::complex<double>, 3>(uneven(td::Layout<3>::block(g1, {13, 6, 5})), this->device(), slab);
+    check_on<double, 3>(uneven(td::Layout<3>::block(g1, {11, 7, 6})), this->device(), slab);
+    check_on<std::complex<float>, 3>(uneven(td::Layout<3>::block(g2, {9, 10, 4})), this->device(), pencil);
+    check_on<float, 3>(uneven(td::Layout<3>(g2, {7, 5, 9}, {0, -1, 1})), this->device(), pencil);  // R2C axis split
+    check_on<std::complex<double>, 2>(uneven(td::Layout<2>::block(g1, {12, 7})), this->device(), slab);
+  }
 }
 TYPED_TEST(DistFft, OneDimensional) {  // several ranks: test_fft1d.cpp
   check<std::complex<double>, 1>(this->device(), {24}, {.same_layout_output = true});

@@ -108,6 +108,29 @@ TEST(Layout, ExplicitOffsetsHalosAndEquality) {
   EXPECT_NE(l.str().find("split {0}"), std::string::npos) << l.str();
 }
 
+// Equality is about where elements and halos lie, not how the split list spells it (issue #41):
+// on one rank (or any grid that leaves an axis in one part) split {0} and {-1} give the same blocks.
+TEST(Layout, EqualityIgnoresSplitListsThatGiveTheSameBlocks) {
+  const auto world = tessera::testing::world();
+  const ProcessGrid g(world, {world.size()});
+  const Layout<2> a(g, {6, 4}, {0, -1}), b(g, {6, 4}, {0, -1});
+  EXPECT_TRUE(a == b);
+  const Layout<2> whole(g, {6, 4}, {-1, -1});
+  EXPECT_EQ(whole == a, world.size() == 1) << whole.str() << " vs " << a.str();
+  EXPECT_EQ(whole == a, whole.same_blocks(a));
+  const ProcessGrid one(world.split(world.rank(), 0), {1});  // a grid of this rank alone
+  const Layout<2> s0(one, {6, 4}, {0, -1}), s1(one, {6, 4}, {-1, 0}), none(one, {6, 4}, {-1, -1});
+  EXPECT_TRUE(s0 == s1);
+  EXPECT_TRUE(s0 == none);
+  EXPECT_FALSE(s0 == s0.with_halo({1, 0}));                  // halos differ
+  EXPECT_TRUE(s0.with_halo({1, 0}) == none.with_halo({1, 0}));
+  const ProcessGrid periodic(world.split(world.rank(), 0), {1}, {true});
+  const Layout<2> p0(periodic, {6, 4}, {0, -1}, {1, 0}), p1(periodic, {6, 4}, {-1, -1}, {1, 0});
+  EXPECT_FALSE(p0 == p1) << "halo exchange wraps axis 0 in one, not the other";
+  EXPECT_TRUE(Layout<2>(periodic, {6, 4}, {0, -1}) == Layout<2>(periodic, {6, 4}, {-1, -1}))
+      << "without halos periodicity changes nothing";
+}
+
 TEST(Layout, BadArgumentsThrow) {
   const auto world = tessera::testing::world();
   const ProcessGrid g(world, {world.size()});

@@ -130,7 +130,8 @@ struct detail::Engine {
     int s0, s1;        // axes transformed here
   };
 
-  Layout<R> in, first;  // the user's layout; stage 0's blocks on the input's (real) shape
+  Layout<R> in, first;  // the caller's layout (backward returns it); stage 0's blocks on the input's (real) shape
+  Layout<R> result;     // what forward returns: the last stage's layout, or the caller's blocks (same_layout_output)
   Device dev;
   Options opt;
   Decomposition decomp = Decomposition::slab;
@@ -138,7 +139,7 @@ struct detail::Engine {
   Index<R> n{};  // real-space (logical) global shape
   std::unique_ptr<Line<In>> line;  // 1-D over several ranks: all of the work (stages: its output layout)
 
-  Engine(const Layout<R>& l, Device d, Options o) : in(l), first(l), dev(d), opt(o) {
+  Engine(const Layout<R>& l, Device d, Options o) : in(l), first(l), result(l), dev(d), opt(o) {
     n = l.global_shape();
     const int P = l.grid().size();
     for (int a = 0; a < R; ++a)
@@ -148,13 +149,23 @@ struct detail::Engine {
     Decomposition want = o.decomposition;
     if (want == Decomposition::pencil && R != 3)
       throw InvalidArgument("fft: a pencil decomposition needs a 3-D array, not " + std::to_string(R) + "-D", d);
+    if ((want == Decomposition::four_step || want == Decomposition::bluestein) && R != 1)
+      throw InvalidArgument(std::string("fft: the ") + decomposition_name(want) + " decomposition is for 1-D arrays, not " +
+                                std::to_string(R) + "-D",
+                            d);
     if (want == Decomposition::automatic) want = (R == 3 && P > n[0]) ? Decomposition::pencil : Decomposition::slab;
-    decomp = want;
+    decomp = R == 1 ? Decomposition::slab : want;  // one rank: a local transform
     if constexpr (R == 1) {
       if (P > 1) {  // the four-step / Bluestein transform of fft1d.hpp
         line = std::make_unique<Line<In>>(l, d, o.same_layout_output, depth(local::shape_size(n), 1));
+        decomp = line->bluestein() ? Decomposition::bluestein : Decomposition::four_step;
+        if (want != decomp && want != Decomposition::slab)
+          throw InvalidArgument(std::string("fft: a 1-D length ") + std::to_string(n[0]) + " over " + std::to_string(P) +
+                                    " ranks runs " + line->method() + ", not the requested " + decomposition_name(want),
+                                d);
         stages.push_back({line->output_layout(), 0, 0});
         first = line->input_layout();
+        result = o.same_layout_output ? caller_blocks(line->output_layout().global_shape()) : last_stage();
         return;
       }
     }
@@ -180,6 +191,24 @@ struct detail::Engine {
       stages.push_back({Layout<R>(g, nc, split({-1, 0, 1})), 0, 0});
     }
     first = Layout<R>(stages[0].layout.grid(), n, stages[0].layout.split());
+    result = o.same_layout_output ? caller_blocks(nc) : last_stage();
+  }
+
+  // The caller's grid, splits and blocks on global shape `shape` (an axis whose length differs,
+  // the last of an R2C spectrum, gets balanced blocks), without halos.
+  Layout<R> caller_blocks(const Index<R>& shape) const {
+    const Layout<R> balanced(in.grid(), shape, in.split());
+    typename Layout<R>::Offsets off;
+    for (int a = 0; a < R; ++a) off[a] = shape[a] == n[a] ? in.offsets(a) : balanced.offsets(a);
+    return Layout<R>(in.grid(), shape, in.split(), off, {});
+  }
+  // `a` as an array of layout `l`: the same memory where the blocks agree and `l` has no halos,
+  // else redistributed.
+  template <class T>
+  static Array<T, R> onto(const Array<T, R>& a, const Layout<R>& l) {
+    if (a.layout() == l) return a;
+    if (a.layout().same_blocks(l) && l.halo() == Index<R>{}) return Array<T, R>::wrap(l, a.interior());
+    return distributed::redistribute(a, l);
   }
 
   // The transposes' pipeline depth: Options::chunks, else the settings' rule on size * fields / P^2
@@ -191,7 +220,8 @@ struct detail::Engine {
     return settings().fft_chunks_for(dev.is_cuda(), pair);
   }
 
-  const Layout<R>& out() const { return stages.back().layout; }
+  const Layout<R>& out() const { return result; }
+  const Layout<R>& last_stage() const { return stages.back().layout; }
   const comm::ProcessGroup& group() const { return stages[0].layout.grid().group(); }
   double count() const { return static_cast<double>(local::shape_size(n)); }
 
@@ -308,7 +338,7 @@ struct detail::Engine {
     local::Array<Out, R + 1> nxt(batched<R + 1>(fields, block(nx.layout)), dev);
     std::vector<const Out*> in_nxt;
     for (index_t f = 0; f < fields; ++f) in_nxt.push_back(nxt.data() + f * local::shape_size(block(nx.layout)));
-    distributed::ExchangeChunking ch{consume ? cc : pc, depth(out().global_size(), fields), {}, {}};
+    distributed::ExchangeChunking ch{consume ? cc : pc, depth(last_stage().global_size(), fields), {}, {}};
     if (produce)
       ch.produce = [&](int s, int k, const Stream& on) {
         chunk_pass<I>(st, src, cur, fields, kind, dir, preserve, mult, pc, s, k, on);
@@ -374,9 +404,8 @@ struct detail::Engine {
                                     "); multiply its output instead",
                                 dev);
         std::vector<Array<Out, R>> ys;
-        for (const auto& b : src) ys.push_back(Array<Out, R>::wrap(out(), line->forward(b, factor(norm, true))));
-        if (opt.same_layout_output)
-          for (auto& y : ys) y = distributed::redistribute(y, Layout<R>(in.grid(), out().global_shape(), in.split()));
+        for (const auto& b : src)
+          ys.push_back(onto(Array<Out, R>::wrap(last_stage(), line->forward(b, factor(norm, true))), result));
         return ys;
       }
     }
@@ -404,11 +433,8 @@ struct detail::Engine {
                       then(i + 1, t), &ran);
       done = ran;
     }
-    auto ys = unbatch(cur, out());
-    if (opt.same_layout_output) {
-      const Layout<R> back(in.grid(), out().global_shape(), in.split());
-      for (auto& y : ys) y = distributed::redistribute(y, back);
-    }
+    auto ys = unbatch(cur, last_stage());
+    for (auto& y : ys) y = onto(y, result);
     return ys;
   }
 
@@ -416,18 +442,18 @@ struct detail::Engine {
     const index_t F = static_cast<index_t>(ys.size());
     const auto agreed = distributed::check_call<Out, R>("fft backward", in, dev, "y", ys[0].layout(), "norm", norm,
                                                         "fields", F, "in_place", in_place);
-    auto src = blocks_of(ys, out(), "backward");
+    auto src = blocks_of(ys, last_stage(), "backward");
     if constexpr (R == 1) {
       if (line) {
         std::vector<Array<In, R>> xs;
-        for (const auto& b : src) xs.push_back(Array<In, R>::wrap(first, line->backward(b, factor(norm, false))));
+        for (const auto& b : src) xs.push_back(onto(Array<In, R>::wrap(first, line->backward(b, factor(norm, false))), in));
         return xs;
       }
     }
     const int S = static_cast<int>(stages.size());
     local::Array<Out, R + 1> cur;
-    if (in_place && F == 1 && !real_input) cur = src[0].template reshape<R + 1>(batched<R + 1>(1, block(out())));
-    else if (!(real_input && S == 1)) cur = local::Array<Out, R + 1>(batched<R + 1>(F, block(out())), dev);
+    if (in_place && F == 1 && !real_input) cur = src[0].template reshape<R + 1>(batched<R + 1>(1, block(last_stage())));
+    else if (!(real_input && S == 1)) cur = local::Array<Out, R + 1>(batched<R + 1>(F, block(last_stage())), dev);
     std::vector<const Out*> p;
     for (const auto& b : src) p.push_back(b.data());
     // The scale rides on the first pass's stores: there it is free on GPUs (the axis pass of
@@ -456,7 +482,9 @@ struct detail::Engine {
     } else {
       res = step<Out>(0, -1, p, cur, F, lf::Kind::c2c, lf::Direction::backward, false, m, done);
     }
-    return unbatch(res, first);
+    auto xs = unbatch(res, first);
+    for (auto& x : xs) x = onto(x, in);
+    return xs;
   }
 };
 
@@ -466,7 +494,7 @@ template <class In, int R>
 Plan<In, R>::Plan(const Layout<R>& in, Device device, Options options)
     : engine_(std::make_unique<detail::Engine<In, R>>(in, device, options)) {}
 template <class In, int R> Plan<In, R>::~Plan() = default;
-template <class In, int R> const Layout<R>& Plan<In, R>::input_layout() const { return engine_->first; }
+template <class In, int R> const Layout<R>& Plan<In, R>::input_layout() const { return engine_->in; }
 template <class In, int R> const Layout<R>& Plan<In, R>::output_layout() const { return engine_->out(); }
 template <class In, int R> Decomposition Plan<In, R>::decomposition() const { return engine_->decomp; }
 template <class In, int R> Device Plan<In, R>::device() const { return engine_->dev; }
@@ -537,6 +565,17 @@ std::shared_ptr<const Plan<In, R>> get_plan(const Layout<R>& in, Device device, 
   auto p = std::make_shared<const Plan<In, R>>(in, device, o);  // collective: outside the lock
   std::lock_guard<std::mutex> lock(c.mu);
   return std::static_pointer_cast<const Plan<In, R>>(c.plans.emplace(key, p).first->second);
+}
+
+const char* decomposition_name(Decomposition d) {
+  switch (d) {
+    case Decomposition::automatic: return "automatic";
+    case Decomposition::slab: return "slab";
+    case Decomposition::pencil: return "pencil";
+    case Decomposition::four_step: return "four-step";
+    case Decomposition::bluestein: return "Bluestein";
+  }
+  return "unknown";
 }
 
 void clear_plan_cache() {

@@ -231,6 +231,11 @@ std::array<index_t, 2> Line<In>::output_order() const {
 }
 
 template <class In>
+bool Line<In>::bluestein() const {
+  return core_->n1 == 0;
+}
+
+template <class In>
 std::string Line<In>::method() const {
   const auto& c = *core_;
   return c.n1 ? "four-step " + std::to_string(c.n1) + " x " + std::to_string(c.n2)

@@ -42,6 +42,8 @@ class Line {
   std::array<index_t, 2> output_order() const;
   /// "four-step n1 x n2" or "Bluestein M" (for messages).
   std::string method() const;
+  /// True where n has no factor pair (Bluestein's chirp-z over a four-step plan of length M).
+  bool bluestein() const;
 
  private:
   std::unique_ptr<C2c1d<Real>> core_;

@@ -4,6 +4,7 @@
 // src/common/backends.cpp. `stream` is a cudaStream_t (null on host). Callers pass n > 0.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "tessera/local/array.hpp"
 #include "tessera/local/hd.hpp"
@@ -63,8 +64,8 @@ template <class T> TESSERA_HD index_t split_point(const T* keys, index_t n, T sk
   template <class T> void select(const bool* c, const T* x, const T* y, index_t n, T* out, void* stream);         \
   /* The in[i] with flags[i], in order, to out; returns how many (waits for the device). */                       \
   template <class T> index_t compact(const T* in, const bool* flags, index_t n, T* out, void* stream);           \
-  /* counts[b] += number of x[i] in bin b: bins of width (hi-lo)/bins over [lo, hi], hi in the last; */            \
-  /* for integers with lo = 0, hi = bins, bin = x (bincount). Outside values and NaNs are not counted. */         \
+  /* counts[b] += number of x[i] in bin b of numpy.histogram's edges over [lo, hi] (bin_of below), hi in */      \
+  /* the last; for integers with lo = 0, hi = bins, bin = x (bincount). Outside values, NaNs: not counted. */      \
   template <class T> void histogram(const T* x, index_t n, double lo, double hi, index_t bins, index_t* counts,  \
                                     void* stream);
 
@@ -92,13 +93,44 @@ template <class T> index_t compact_kernel(const T* in, const bool* flags, index_
 template <class T>
 void histogram_kernel(const T* x, index_t n, double lo, double hi, index_t bins, index_t* counts, const Stream& s);
 
-// The bin of v in histogram(): -1 when outside [lo, hi] or NaN.
+// numpy.histogram's arithmetic: edges in the bin type (float32 for float32 data, else double)
+// from linspace's float64 i*step + lo (the last edge hi itself), each product and sum rounded
+// on its own (no fused multiply-add: numpy does not fuse them).
+template <class T> using HistogramBinType = std::conditional_t<std::is_same_v<T, float>, float, double>;
+TESSERA_HD inline double unfused_mul(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+TESSERA_HD inline double unfused_add(double a, double b) {
+#ifdef __CUDA_ARCH__
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+template <class B> TESSERA_HD B histogram_edge(index_t i, double lo, double hi, index_t bins) {
+  if (i == bins) return static_cast<B>(hi);
+  const double step = (hi - lo) / static_cast<double>(bins);
+  const double y = step == 0 ? unfused_mul(static_cast<double>(i) / static_cast<double>(bins), hi - lo)
+                             : unfused_mul(static_cast<double>(i), step);
+  return static_cast<B>(unfused_add(y, lo));
+}
+// The bin of v in histogram(), numpy's: the first guess from the scaled offset, then moved by one
+// where v lies before its lower edge or on/after its upper one (the last bin is closed); -1 when
+// outside [lo, hi] (compared in the bin type, as numpy compares float32 data) or NaN.
 template <class T> TESSERA_HD index_t bin_of(T v, double lo, double hi, index_t bins) {
-  const double x = static_cast<double>(v);
-  if (!(x >= lo && x <= hi)) return -1;
-  if (x == hi) return bins - 1;
-  const index_t b = static_cast<index_t>((x - lo) * static_cast<double>(bins) / (hi - lo));  // exact for bincount
-  return b < bins ? b : bins - 1;
+  using B = HistogramBinType<T>;
+  const B x = static_cast<B>(v);
+  if (!(x >= static_cast<B>(lo) && x <= static_cast<B>(hi))) return -1;
+  const double guess = static_cast<double>(x - static_cast<B>(lo)) / (hi - lo) * static_cast<double>(bins);
+  index_t b = static_cast<index_t>(guess);
+  b = b < 0 ? 0 : (b >= bins ? bins - 1 : b);
+  if (x < histogram_edge<B>(b, lo, hi, bins) && b > 0) --b;
+  if (b != bins - 1 && x >= histogram_edge<B>(b + 1, lo, hi, bins)) ++b;
+  return b;
 }
 
 }  // namespace tessera::distributed::detail

@@ -149,10 +149,15 @@ class Layout {
     return grid_.rank_at(c);
   }
 
-  /// Same grid, global shape, splits, blocks, halos and periodicity.
+  /// Equal layouts hold the same elements on every rank with the same halos: same grid, global
+  /// shape, blocks (same_blocks: other split lists may give them, e.g. on one rank) and halo
+  /// widths, and the same periodicity on axes that have a halo (elsewhere it changes nothing).
+  /// split() may still differ between equal layouts.
   bool operator==(const Layout& o) const {
-    return global_ == o.global_ && split_ == o.split_ && halo_ == o.halo_ && offsets_ == o.offsets_ &&
-           periodic_ == o.periodic_ && grid_ == o.grid_;
+    if (halo_ != o.halo_ || !same_blocks(o)) return false;
+    for (int a = 0; a < Rank; ++a)
+      if (halo_[a] > 0 && periodic_[a] != o.periodic_[a]) return false;
+    return true;
   }
   bool operator!=(const Layout& o) const { return !(*this == o); }
   /// Same blocks (interiors): what elementwise operations need; halos may differ.

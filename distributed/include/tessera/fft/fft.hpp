@@ -13,9 +13,11 @@
 //    gives natural order in the input's layout. Spectral multiplies are refused there.
 // Output layout (forward): the last stage's, the "natural transposed" one: slab -> axis 1 split
 // over the 1-D grid; pencil -> axes 1 and 2 split over grid axes 0 and 1. output_layout() says
-// which. Options::same_layout_output adds the transpose back to the input layout. backward()
-// takes an array in output_layout() (any other layout of that shape is redistributed first) and
-// returns one in input_layout().
+// which. Options::same_layout_output adds the transpose back to the caller's blocks (uneven ones
+// too; an R2C's shortened last axis gets balanced blocks if split; no halos). backward() takes an
+// array in output_layout() (any other layout of that shape is redistributed first) and returns
+// one in input_layout(): the layout the plan was made for, exactly (halos included), so that
+// ifftn(fftn(x), x.layout()) combines with x.
 // R2C transforms the last axis real -> complex (n/2+1 values), C2R inverts it (the real size is
 // the plan's, so odd sizes round-trip).
 // The transposes are chunked: the local FFT of chunk k+1 runs while chunk k is in flight (a
@@ -44,8 +46,12 @@ using local::index_t;
 
 /// Normalization, as numpy's norm= (see above).
 enum class Norm { backward, ortho, forward, none };
-/// How ranks split the array between FFT stages (see above).
-enum class Decomposition { automatic, slab, pencil };
+/// How ranks split the array between FFT stages (see above). four_step and bluestein are the 1-D
+/// transforms over several ranks (reported by Plan::decomposition(); requesting one that the
+/// length does not take throws InvalidArgument; a 1-D plan on one rank reports slab).
+enum class Decomposition { automatic, slab, pencil, four_step, bluestein };
+/// "automatic", "slab", "pencil", "four-step", "Bluestein".
+const char* decomposition_name(Decomposition d);
 
 /// A factor of the wavenumber that the forward transform applies as it stores the spectrum (on
 /// GPUs a cuFFT store callback, on the host the loop after FFTW: no pass of its own), so that a
@@ -90,11 +96,12 @@ class Plan {
   /// Releases the plan's resources.
   ~Plan();
 
-  /// The layout forward() takes and backward() returns.
+  /// The layout the plan was made for: forward() takes it (any other layout of the same shape is
+  /// redistributed first), backward() returns it.
   const Layout<R>& input_layout() const;
   /// The layout forward() returns and backward() takes.
   const Layout<R>& output_layout() const;  // complex; last axis n/2+1 for R2C
-  /// The decomposition in use (slab or pencil, never automatic).
+  /// The decomposition in use (slab, pencil, four_step or bluestein; never automatic).
   Decomposition decomposition() const;
   /// The device the plan runs on.
   Device device() const;
