@@ -26,7 +26,9 @@
 //
 // histogram(x, bins, lo, hi) and bincount(x, minlength): per-rank counts (int64) on the device,
 // then one all-reduce; every rank gets the same local array on x's device. histogram: `bins`
-// equal bins over [lo, hi], the last one closed; NaNs and values outside are not counted.
+// equal bins over [lo, hi], the last one closed; NaNs and values outside are not counted. The
+// counts are numpy.histogram's (range=(lo, hi)): a value belongs to the bin whose numpy.linspace
+// edges hold it, edges and comparisons in float32 for float32 data and in double otherwise.
 // bincount: bins 0..max(x) (at least minlength); a negative value is an InvalidArgument.
 //
 // flatnonzero(a), compress(mask, a): the global flat indices of a's nonzero elements / a's
