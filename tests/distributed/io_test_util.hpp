@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "../device_test.hpp"
+#include "detail/zarr_codecs.hpp"  // private (distributed/io/src): the codecs, to forge old stores
 #include "dist_test_util.hpp"
 #include "tessera/distributed/array.hpp"
 #include "tessera/io/error.hpp"
@@ -111,6 +112,29 @@ void expect_io_error_everywhere(const comm::ProcessGroup& g, F&& f, const std::v
   EXPECT_EQ(all, 1) << "IoError on " << (any ? "some" : "no") << " ranks (expected one mentioning '" << needles.front() << "')";
   if (!threw) return;
   for (const auto& n : needles) EXPECT_NE(what.find(n), std::string::npos) << "'" << n << "' not in: " << what;
+}
+
+// Turns the Zarr v3 store `dir`, written with Compressor::zlib (the standard gzip codec), into
+// what Tessera wrote before it used gzip there: a codec named "zlib" and zlib-framed (RFC 1950)
+// chunks, as no Zarr v3 reader but Tessera's knows. Collective over the world (rank 0 rewrites).
+inline void rewrite_as_zlib_named(const TempDir& tmp, const std::string& dir) {
+  tmp.on_root([&] {
+    const auto slurp = [](const std::filesystem::path& p) {
+      std::ifstream in(p, std::ios::binary);
+      return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    };
+    for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+      if (!e.is_regular_file() || e.path().filename() == "zarr.json") continue;
+      const auto raw = detail::decode_bytes(BytesCodec{"gzip"}, slurp(e.path()), 1 << 24, 1);
+      const auto old = detail::encode_bytes(BytesCodec{"zlib", 1}, raw.view(), 1, 1);
+      std::ofstream(e.path(), std::ios::binary | std::ios::trunc) << std::string(old.view());
+    }
+    std::string meta = slurp(dir + "/zarr.json");
+    const std::string gzip = "\"name\": \"gzip\"";
+    for (auto at = meta.find(gzip); at != std::string::npos; at = meta.find(gzip, at))
+      meta.replace(at, gzip.size(), "\"name\": \"zlib\"");
+    std::ofstream(dir + "/zarr.json", std::ios::trunc) << meta;
+  });
 }
 
 }  // namespace tessera::io::testing

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "detail/checkpoint_chunks.hpp"  // private (distributed/io/src): the default chunk shape
+#include "detail/zarr_meta.hpp"         // private: the fields' zarr.json
 #include "device_test.hpp"
 #include "io_test_util.hpp"
 #include "tessera/io/checkpoint.hpp"
@@ -102,7 +103,22 @@ TYPED_TEST(Checkpoint, RoundTripsFieldsAndMetadata) {
   // The checkpoint is a plain Zarr v3 group of arrays: nothing else is left around it.
   EXPECT_TRUE(fs::exists(dir + "/zarr.json"));
   EXPECT_TRUE(fs::exists(dir + "/u/zarr.json"));
+  // Compressor::zlib is the standard gzip codec there (Zarr v3 has no zlib).
+  EXPECT_EQ(io::parse_zarr_json(tmp.get("ckpt/v/zarr.json")).codecs.bytes.at(0).id, "gzip");
   EXPECT_EQ(std::distance(fs::directory_iterator(tmp.path), fs::directory_iterator()), 1);
+}
+
+// Checkpoints of earlier versions, whose zlib fields name a "zlib" codec (zlib-framed chunks),
+// still load.
+TYPED_TEST(Checkpoint, ReadsZlibFieldsOfEarlierVersions) {
+  TempDir tmp;
+  const auto world = tessera::testing::world();
+  const Device d = this->device();
+  const std::string dir = tmp.file("ckpt");
+  write_all(dir, write_layouts(world), d, 2, 9);
+  rewrite_as_zlib_named(tmp, dir + "/v");
+  EXPECT_NE(tmp.get("ckpt/v/zarr.json").find("\"name\": \"zlib\""), std::string::npos);
+  expect_all(CheckpointReader(dir, world), read_layouts(world), d, 2, 9);
 }
 
 // Write with every rank, read with sub-groups: ranks [0, p-1) and the last rank alone (at 4
@@ -221,7 +237,7 @@ TYPED_TEST(Checkpoint, ErrorsOnEveryRank) {
   tmp.put("ckpt/u/c/0/0/0", "short");
   expect_io_error_everywhere(world, [&] { (void)r.load<double, 3>("u", l.u, d); }, {dir + "/u", "truncated chunk"});
   tmp.put("ckpt/v/c/0/0", "not zlib");
-  expect_io_error_everywhere(world, [&] { (void)r.load<std::complex<float>, 2>("v", l.v, d); }, {"bad zlib data"});
+  expect_io_error_everywhere(world, [&] { (void)r.load<std::complex<float>, 2>("v", l.v, d); }, {"bad gzip data"});
   const std::string json = tmp.get("ckpt/zarr.json");
   for (const auto& [text, needle] : std::vector<std::pair<std::string, std::string>>{
            {json.substr(0, json.size() / 2), "bad JSON"},
@@ -286,6 +302,58 @@ TYPED_TEST(Checkpoint, ZarrV2Group) {
   EXPECT_EQ(r.get("k"), "v");
   EXPECT_TRUE(matches_formula(r.load<double, 3>("u", read_layouts(world).u, d), 2));
   EXPECT_THROW(CheckpointWriter(tmp.file("other"), world).set_format(4), InvalidArgument);
+}
+
+// Fields written with a Codec, as save_zarr takes (Blosc with its compressor, level and shuffle;
+// gzip at a level), and with shards: each loads back, and its zarr.json holds what was asked for.
+TYPED_TEST(Checkpoint, FieldCodecsLevelsAndShards) {
+  TempDir tmp;
+  const auto world = tessera::testing::world();
+  const Device d = this->device();
+  const Fields l = write_layouts(world), back = read_layouts(world);
+  io::Codec gz = io::Compressor::gzip;
+  gz.level = 7;
+  const io::Codec lz4hc = io::Codec::make_blosc(io::BloscCodec::lz4hc, 7, io::Shuffle::none);
+  {
+    CheckpointWriter w(tmp.file("ckpt"), world);
+    w.add("u", formula<double, 3>(l.u, d, 1), io::Codec::make_blosc(io::BloscCodec::zstd, 3, io::Shuffle::bit));
+    w.add("v", formula<std::complex<float>, 2>(l.v, d, 1), {4, 3}, gz);
+    w.add("n", formula<std::int32_t, 1>(l.n, d, 1), {4}, {.codec = lz4hc, .shard = {12}});
+    w.commit();
+  }
+  const CheckpointReader r(tmp.file("ckpt"), world);
+  EXPECT_TRUE(matches_formula(r.load<double, 3>("u", back.u, d), 1));
+  EXPECT_TRUE(matches_formula(r.load<std::complex<float>, 2>("v", back.v, d), 1));
+  EXPECT_TRUE(matches_formula(r.load<std::int32_t, 1>("n", back.n, d), 1));
+  EXPECT_EQ(r.field("n").chunks, (std::vector<std::int64_t>{4}));
+
+  const auto u = io::parse_zarr_json(tmp.get("ckpt/u/zarr.json")).codecs;
+  ASSERT_EQ(u.bytes.size(), 1u);
+  EXPECT_EQ(u.bytes[0].id, "blosc");
+  EXPECT_EQ(u.bytes[0].cname, "zstd");
+  EXPECT_EQ(u.bytes[0].level, 3);
+  EXPECT_EQ(u.bytes[0].shuffle, 2);
+  const auto v = io::parse_zarr_json(tmp.get("ckpt/v/zarr.json")).codecs;
+  ASSERT_EQ(v.bytes.size(), 1u);
+  EXPECT_EQ(v.bytes[0].id, "gzip");
+  EXPECT_EQ(v.bytes[0].level, 7);
+  const auto n = io::parse_zarr_json(tmp.get("ckpt/n/zarr.json"));
+  EXPECT_EQ(n.chunks, (std::vector<std::int64_t>{12}));  // the shards
+  ASSERT_TRUE(n.codecs.shard);
+  EXPECT_EQ(n.codecs.shard->inner, (std::vector<std::int64_t>{4}));
+  ASSERT_EQ(n.codecs.shard->codecs.bytes.size(), 1u);
+  EXPECT_EQ(n.codecs.shard->codecs.bytes[0].cname, "lz4hc");
+  EXPECT_EQ(n.codecs.shard->codecs.bytes[0].level, 7);
+  EXPECT_EQ(n.codecs.shard->codecs.bytes[0].shuffle, 0);
+  EXPECT_TRUE(fs::exists(tmp.file("ckpt/n/c/2")));  // 29 elements: shards 0-2
+  EXPECT_FALSE(fs::exists(tmp.file("ckpt/n/c/3")));
+
+  // Zarr v2 has no shards; a shard that is not a multiple of the chunks is refused.
+  CheckpointWriter w2(tmp.file("v2"), world);
+  w2.set_format(2);
+  EXPECT_THROW(w2.add("n", formula<std::int32_t, 1>(l.n, d), {4}, {.shard = {12}}), InvalidArgument);
+  CheckpointWriter w3(tmp.file("v3"), world);
+  EXPECT_THROW(w3.add("n", formula<std::int32_t, 1>(l.n, d), {4}, {.shard = {10}}), InvalidArgument);
 }
 
 TEST(CheckpointChunks, DefaultIsTheLargestBlockCappedAt64MiB) {

@@ -63,6 +63,23 @@ TYPED_TEST(IoHdf5, ErrorsOnEveryRank) {
   expect_io_error_everywhere(world, [&] { io::save_hdf5(tmp.file("no/such/dir.h5"), "x", formula<double, 2>(l, d)); }, {"cannot create"});
 }
 
+// Names with groups ("fields/sub/p") create the groups, as h5py does, and load back.
+TYPED_TEST(IoHdf5, NestedNamesCreateTheirGroups) {
+  auto world = tessera::testing::world();
+  const auto d = this->device();
+  TempDir tmp;
+  auto save = Layout<3>::block(ProcessGrid::balanced(world, 2), {9, 7, 5});
+  Layout<3> load(ProcessGrid(world), {9, 7, 5}, {-1, -1, 0});
+  round_trip<double, 3>(tmp, "fields/sub/p", save, load, d);              // a new file
+  round_trip<float, 3>(tmp, "fields/q", load, save, d, {{4, 7, 2}, 4});  // an existing group
+  round_trip<std::int32_t, 3>(tmp, "/other/r", save, save, d);           // an absolute name
+  io::save_hdf5(tmp.file("a.h5"), "fields/sub/p", formula<double, 3>(save, d, 3));  // replaced
+  EXPECT_TRUE(matches_formula(io::load_hdf5<double, 3>(tmp.file("a.h5"), "fields/sub/p", load, d), 3));
+  EXPECT_TRUE(matches_formula(io::load_hdf5<float, 3>(tmp.file("a.h5"), "/fields/q", load, d)));
+  expect_io_error_everywhere(world, [&] { (void)io::load_hdf5<double, 3>(tmp.file("a.h5"), "fields/no/p", load, d); },
+                             {"a.h5", "no dataset fields/no/p"});
+}
+
 TEST(Xdmf, Sidecar) {
   TempDir tmp;
   tmp.on_root([&] { io::write_xdmf(tmp.file("u.xmf"), "u.h5", "u", {4, 5, 6}, DType::float64, 0.5); });
@@ -71,6 +88,19 @@ TEST(Xdmf, Sidecar) {
   EXPECT_NE(x.find("Precision=\"8\""), std::string::npos) << x;
   EXPECT_NE(x.find(">u.h5:/u<"), std::string::npos) << x;
   EXPECT_THROW(io::write_xdmf(tmp.file("c.xmf"), "c.h5", "c", {4, 5}, DType::complex64), io::IoError);
+}
+
+// XML's special characters in the file and dataset names are escaped (hdf5_check.py parses such a
+// sidecar); characters XML 1.0 cannot hold are refused.
+TEST(Xdmf, EscapesNames) {
+  TempDir tmp;
+  tmp.on_root([&] { io::write_xdmf(tmp.file("odd.xmf"), "a&b<c>\"d'.h5", "g/p&q<r>\"s't", {2, 3}, DType::int32); });
+  const std::string x = tmp.get("odd.xmf");
+  EXPECT_NE(x.find("<Grid Name=\"g/p&amp;q&lt;r&gt;&quot;s&apos;t\""), std::string::npos) << x;
+  EXPECT_NE(x.find("<Attribute Name=\"g/p&amp;q&lt;r&gt;&quot;s&apos;t\""), std::string::npos) << x;
+  EXPECT_NE(x.find(">a&amp;b&lt;c&gt;&quot;d&apos;.h5:/g/p&amp;q&lt;r&gt;&quot;s&apos;t</DataItem>"), std::string::npos) << x;
+  EXPECT_EQ(x.find("p&q"), std::string::npos) << x;
+  EXPECT_THROW(io::write_xdmf(tmp.file("bad.xmf"), "a.h5", std::string("u\x01v"), {2, 3}, DType::int32), InvalidArgument);
 }
 
 }  // namespace

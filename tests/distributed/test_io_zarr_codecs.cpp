@@ -130,6 +130,40 @@ TYPED_TEST(IoZarrCodecs, V3ShardedAndNot) {
   EXPECT_THROW(io::save_zarr(tmp.file("bad"), formula<float, 3>(save, d), {2, 2, 3}, o), InvalidArgument);
 }
 
+// Zarr v3 has no zlib codec: Compressor::zlib is written there as the standard gzip codec
+// (gzip framing, RFC 1952), which zarr-python 3 and tensorstore read; v2 keeps numcodecs' zlib
+// (zlib framing, RFC 1950). v3 stores of earlier versions (a "zlib" codec) still load.
+TYPED_TEST(IoZarrCodecs, V3ZlibIsTheGzipCodec) {
+  auto world = tessera::testing::world();
+  const auto d = this->device();
+  TempDir tmp;
+  Layout<2> l(ProcessGrid(world), {9, 5}, {0, -1});
+  ZarrWriteOptions o{Compressor::zlib};
+  o.format = 3;
+  io::save_zarr(tmp.file("v3"), formula<double, 2>(l, d), {4, 5}, o);
+  const std::string meta = tmp.get("v3/zarr.json");
+  const auto m = io::parse_zarr_json(meta);
+  ASSERT_EQ(m.codecs.bytes.size(), 1u) << meta;
+  EXPECT_EQ(m.codecs.bytes[0].id, "gzip") << meta;
+  EXPECT_EQ(m.codecs.bytes[0].level, 1) << meta;
+  EXPECT_EQ(meta.find("zlib"), std::string::npos) << meta;
+  EXPECT_EQ(tmp.get("v3/c/2/0").substr(0, 2), "\x1f\x8b");  // the gzip magic
+  EXPECT_TRUE(matches_formula(io::load_zarr<double, 2>(tmp.file("v3"), l, d)));
+  o.compressor.level = 6;
+  io::save_zarr(tmp.file("v3_6"), formula<double, 2>(l, d), {4, 5}, o);
+  EXPECT_EQ(io::parse_zarr_json(tmp.get("v3_6/zarr.json")).codecs.bytes.at(0).level, 6);
+  EXPECT_TRUE(matches_formula(io::load_zarr<double, 2>(tmp.file("v3_6"), l, d)));
+
+  io::save_zarr(tmp.file("v2"), formula<double, 2>(l, d), {4, 5}, Compressor::zlib);
+  EXPECT_EQ(io::parse_zarray(tmp.get("v2/.zarray")).compressor.value_or(""), "zlib");
+  EXPECT_EQ(tmp.get("v2/2.0").substr(0, 1), "\x78");  // a zlib header (deflate, 32K window)
+
+  rewrite_as_zlib_named(tmp, tmp.file("v3"));
+  EXPECT_EQ(io::parse_zarr_json(tmp.get("v3/zarr.json")).codecs.bytes.at(0).id, "zlib");
+  EXPECT_EQ(tmp.get("v3/c/2/0").substr(0, 1), "\x78");
+  EXPECT_TRUE(matches_formula(io::load_zarr<double, 2>(tmp.file("v3"), l, d)));
+}
+
 // Shards with halos (and device shards) are staged by slabs while ready chunks are written, and
 // loaded by slabs as their chunks are decoded: one row per slab here, with chunks inside one
 // rank's rows and chunks straddling ranks.

@@ -1,6 +1,8 @@
 """HDF5 interop with h5py (see tests/io/hdf5_interop.cpp for the values).
 
-  hdf5_check.py check DIR   reads DIR/t.h5 (written by Tessera) and its XDMF sidecar t.xmf;
+  hdf5_check.py check DIR   reads DIR/t.h5 (written by Tessera; one dataset in nested groups) and
+                            its XDMF sidecar t.xmf, and parses odd.xmf, whose file and dataset
+                            names hold XML's special characters;
   hdf5_check.py write DIR   writes DIR/py.h5 (contiguous, big-endian gzip-chunked, int, complex).
 Exits 77 (skipped) when h5py cannot be imported.
 """
@@ -26,11 +28,36 @@ def values(dtype, shape):
     return (g * 0.5 - 1j * g).astype(dt)
 
 
+# The file and dataset names of odd.xmf, which XML must escape (as in hdf5_interop.cpp).
+ODD_FILE, ODD_NAME = "o&d<d>\"'.h5", "p&q<r>\"s't"
+
+
+def check_odd(d):
+    """odd.xmf parses, names the dataset and the file, and h5py finds the data there."""
+    try:
+        root = ET.parse(os.path.join(d, "odd.xmf")).getroot()
+    except (OSError, ET.ParseError) as e:
+        return "not XML: %s" % e
+    grid, attr, item = root.find(".//Grid"), root.find(".//Attribute"), root.find(".//Attribute/DataItem")
+    if grid is None or attr is None or item is None:
+        return "no Grid/Attribute/DataItem"
+    names = (grid.get("Name"), attr.get("Name"), item.text.strip())
+    if names != (ODD_NAME, ODD_NAME, ODD_FILE + ":/" + ODD_NAME):
+        return "names %s" % (names,)
+    h5, _, name = item.text.strip().rpartition(":/")
+    with h5py.File(os.path.join(d, h5), "r") as f:
+        return None if np.array_equal(f[name][...], values("<f8", (4, 3))) else "values differ"
+
+
 def check(d):
     bad = 0
     with h5py.File(os.path.join(d, "t.h5"), "r") as f:
         for name, dtype, shape in [("f8", "<f8", (6, 5, 4)), ("f4_deflate", "<f4", (6, 5, 4)), ("i8", "<i8", (11,)),
-                                   ("c16", "<c16", (5, 4))]:
+                                   ("c16", "<c16", (5, 4)), ("fields/sub/p", "<f8", (6, 5, 4))]:
+            if name not in f:
+                print("%s: missing" % name)
+                bad += 1
+                continue
             ok = f[name].dtype == np.dtype(dtype) and np.array_equal(f[name][...], values(dtype, shape))
             print("%s: %s" % (name, "ok" if ok else "dtype %s or values differ" % f[name].dtype))
             bad += not ok
@@ -40,7 +67,9 @@ def check(d):
     item = ET.parse(os.path.join(d, "t.xmf")).getroot().find(".//Attribute/DataItem")
     ok = item is not None and item.text.strip() == "t.h5:/f8" and item.get("Dimensions") == "6 5 4"
     print("t.xmf: %s" % ("ok" if ok else "does not describe t.h5:/f8 [6 5 4]"))
-    return 1 if bad or not ok else 0
+    odd = check_odd(d)
+    print("odd.xmf: %s" % (odd or "ok"))
+    return 1 if bad or not ok or odd else 0
 
 
 def write(d):

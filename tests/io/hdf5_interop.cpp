@@ -1,5 +1,7 @@
 // HDF5 interop with h5py (run by tests/io/io_hdf5.cmake under mpirun):
-//   hdf5_interop write DIR   writes DIR/t.h5 (+ t.xmf) that hdf5_check.py check DIR verifies;
+//   hdf5_interop write DIR   writes DIR/t.h5 (+ t.xmf; a dataset in nested groups) and a file and
+//                            dataset named with XML's special characters (+ odd.xmf) that
+//                            hdf5_check.py check DIR verifies;
 //   hdf5_interop read DIR    loads DIR/py.h5 that hdf5_check.py write DIR made (exit 77 if absent).
 // Element g (global flat index) of every dataset is g * 0.5 - 3 (real), g * 7 - 5 (integer),
 // (g * 0.5, -g) (complex), as in tests/distributed/io_test_util.hpp.
@@ -62,6 +64,10 @@ int main(int argc, char** argv) {
         write<std::int64_t, 1>(dir + "/t.h5", "i8", Layout<1>(g1, {11}, {0}));
         write<std::complex<double>, 2>(dir + "/t.h5", "c16", Layout<2>(g1, {5, 4}, {-1, 0}));
         if (world.rank() == 0) io::write_xdmf(dir + "/t.xmf", "t.h5", "f8", {6, 5, 4}, DType::float64, 0.25);
+        const std::string odd_file = "o&d<d>\"'.h5", odd_name = "p&q<r>\"s't";  // as in hdf5_check.py
+        write<double, 2>(dir + "/" + odd_file, odd_name, Layout<2>::block(g2, {4, 3}));
+        if (world.rank() == 0) io::write_xdmf(dir + "/odd.xmf", odd_file, odd_name, {4, 3}, DType::float64);
+        write<double, 3>(dir + "/t.h5", "fields/sub/p", Layout<3>::block(g2, {6, 5, 4}));
       } else if (mode == "read") {
         if (!std::filesystem::exists(dir + "/py.h5")) {
           if (world.rank() == 0) std::printf("no py.h5 from h5py in %s: skipped\n", dir.c_str());

@@ -68,7 +68,8 @@ def fixture_values(dtype, shape):
 
 def check(d, fixtures=None):
     bad = 0
-    for name, dtype in [("v3_f4_zstd", "float32"), ("v3_f8_shard_blosc", "float64"), ("v3_i4_F_BE_gzip", "int32")]:
+    for name, dtype in [("v3_f4_zstd", "float32"), ("v3_f8_shard_blosc", "float64"), ("v3_i4_F_BE_gzip", "int32"),
+                        ("v3_f4_zlib", "float32")]:
         got = open_v3(os.path.join(d, name)).read().result()
         ok = np.array_equal(got, values(dtype))
         print("%s: %s" % (name, "ok" if ok else "values differ"))

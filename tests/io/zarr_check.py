@@ -1,11 +1,15 @@
 """Zarr interop with zarr-python 2 (see tests/io/zarr_interop.cpp for the values).
 
-  zarr_check.py check DIR   opens the arrays zarr_interop wrote and checks every element;
+  zarr_check.py check DIR   opens the arrays zarr_interop wrote and checks every element (the
+                            Zarr v3 ones, which zarr-python 2 cannot open, through their
+                            zarr.json and Python's gzip module);
   zarr_check.py write DIR   writes arrays (several dtypes, every compressor of CODECS, edge
                             chunks, nested chunk keys, missing chunks, order F and big-endian)
                             for zarr_interop read DIR.
 Exits 77 (skipped) when zarr cannot be imported.
 """
+import gzip
+import json
 import os
 import sys
 
@@ -55,8 +59,44 @@ def values(dtype, shape):
     return (flat + 1).astype(dt)
 
 
-def check(d):
+def v3_gzip_problems(path, dtype, shape, level):
+    """What is wrong with the Zarr v3 array at path, written by Compressor::zlib: its codecs must be
+    the standard bytes + gzip (Zarr v3 has no zlib) and each chunk gzip-framed (RFC 1952)."""
+    with open(os.path.join(path, "zarr.json")) as f:
+        meta = json.load(f)
+    want = [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "gzip", "configuration": {"level": level}}]
+    if meta["codecs"] != want:
+        return ["codecs %s" % meta["codecs"]]
+    chunk = meta["chunk_grid"]["configuration"]["chunk_shape"]
+    a = values(dtype, shape)
+    for idx in np.ndindex(*[-(-s // c) for s, c in zip(shape, chunk)]):
+        try:
+            with open(os.path.join(path, "c", *map(str, idx)), "rb") as f:
+                got = np.frombuffer(gzip.decompress(f.read()), dtype=dtype).reshape(chunk)
+        except (OSError, EOFError, ValueError) as e:
+            return ["chunk %s: %s" % (idx, e)]
+        part = a[tuple(slice(i * c, (i + 1) * c) for i, c in zip(idx, chunk))]
+        if not np.array_equal(got[tuple(slice(0, n) for n in part.shape)], part):
+            return ["chunk %s differs" % (idx,)]
+    return []
+
+
+def check_v3(d):
     bad = 0
+    for name, dtype, shape, level in [("v3_f8_2d_zlib", "<f8", (17, 13), 1), ("v3_i4_3d_zlib6", "<i4", (7, 5, 3), 6),
+                                      ("ckpt_v3/phi", "<f4", (9, 6, 4), 1)]:
+        problems = v3_gzip_problems(os.path.join(d, name), dtype, shape, level)
+        print("%s: %s" % (name, "; ".join(problems) or "ok"))
+        bad += bool(problems)
+    with open(os.path.join(d, "ckpt_v3", "zarr.json")) as f:
+        group = json.load(f)
+    ok = group["node_type"] == "group" and group["attributes"]["fields"][0]["name"] == "phi"
+    print("ckpt_v3: %s" % ("ok" if ok else "not a group of phi: %s" % group))
+    return bad + (not ok)
+
+
+def check(d):
+    bad = check_v3(d)
     for name, (dtype, shape, chunks, compressed) in ARRAYS.items():
         a = zarr.open(os.path.join(d, name), mode="r")
         got = a[...]

@@ -5,6 +5,8 @@
 //   zarr_interop write3 DIR / read3 DIR: the same for Zarr v3 with tensorstore_interop.py (on the
 //                            GPU machine, where tensorstore is: apps/bench/io_gpu_check.sh).
 // Values follow value() below and in zarr_check.py; exit 0 when every rank agrees all is well.
+// `write` also writes Zarr v3 with Compressor::zlib (a store, and a checkpoint as the README
+// does), whose zarr.json and gzip chunks zarr_check.py reads without zarr-python (2 has no v3).
 #include <mpi.h>
 
 #include <complex>
@@ -16,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "tessera/io/checkpoint.hpp"
 #include "tessera/io/zarr.hpp"
 
 namespace {
@@ -42,11 +45,16 @@ index_t flat_of(const Box<R>& b, const Index<R>& global, index_t k) {
 int failures = 0;
 
 template <class T, int R>
-void write(const std::string& path, const Layout<R>& l, Index<R> chunks, const io::ZarrWriteOptions& o) {
+Array<T, R> make(const Layout<R>& l) {
   Array<T, R> a(l, Device::host());
   const auto b = l.local_box();
   for (index_t k = 0; k < b.size(); ++k) a.interior().data()[k] = value<T>(flat_of<R>(b, l.global_shape(), k));
-  io::save_zarr(path, a, chunks, o);
+  return a;
+}
+
+template <class T, int R>
+void write(const std::string& path, const Layout<R>& l, Index<R> chunks, const io::ZarrWriteOptions& o) {
+  io::save_zarr(path, make<T, R>(l), chunks, o);
 }
 
 // Checks this rank's block; `fill_from`: flat indices from there on hold `fill` (never written).
@@ -105,6 +113,8 @@ int main(int argc, char** argv) {
         write<double, 3>(dir + "/v3_f8_shard_blosc", Layout<3>::block(g2, {37, 29, 11}), {8, 8, 11}, o);
         o.compressor = io::Compressor::gzip, o.shard = {}, o.fortran_order = o.big_endian = true;
         write<std::int32_t, 3>(dir + "/v3_i4_F_BE_gzip", Layout<3>(g1, {37, 29, 11}, {-1, 0, -1}), {8, 8, 11}, o);
+        o.compressor = io::Compressor::zlib, o.fortran_order = o.big_endian = false;  // the gzip codec in v3
+        write<float, 3>(dir + "/v3_f4_zlib", Layout<3>::block(g2, {37, 29, 11}), {8, 8, 11}, o);
       } else if (mode == "read3") {
         if (!std::filesystem::exists(dir + "/done")) {
           if (world.rank() == 0) std::printf("no arrays from tensorstore in %s: skipped\n", dir.c_str());
@@ -130,6 +140,14 @@ int main(int argc, char** argv) {
         io::ZarrWriteOptions fbe;
         fbe.fortran_order = fbe.big_endian = true;
         write<double, 3>(dir + "/f8_3d_F_BE", Layout<3>::block(g2, {6, 5, 4}), {4, 3, 2}, fbe);
+        io::ZarrWriteOptions v3{Compressor::zlib};
+        v3.format = 3;
+        write<double, 2>(dir + "/v3_f8_2d_zlib", Layout<2>::block(g2, {17, 13}), {5, 4}, v3);
+        v3.compressor.level = 6;
+        write<std::int32_t, 3>(dir + "/v3_i4_3d_zlib6", Layout<3>(g1, {7, 5, 3}, {0, -1, -1}), {3, 5, 2}, v3);
+        io::CheckpointWriter w(dir + "/ckpt_v3", world);
+        w.add("phi", make<float, 3>(Layout<3>::block(g2, {9, 6, 4})), Compressor::zlib);
+        w.commit();
       } else {
         if (!std::filesystem::exists(dir + "/done")) {
           if (world.rank() == 0) std::printf("no arrays from zarr-python in %s: skipped\n", dir.c_str());

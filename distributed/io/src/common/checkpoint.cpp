@@ -212,7 +212,7 @@ void CheckpointWriter::begin_field(const std::string& name, const comm::ProcessG
 }
 
 template <class T, int R>
-void CheckpointWriter::add(const std::string& name, const distributed::Array<T, R>& a, Compressor c) {
+void CheckpointWriter::add(const std::string& name, const distributed::Array<T, R>& a, const Codec& c) {
   std::vector<Vec> lo, hi;
   for (int r = 0; r < a.layout().grid().size(); ++r) {
     const auto b = a.layout().local_box(r);
@@ -226,20 +226,32 @@ void CheckpointWriter::add(const std::string& name, const distributed::Array<T, 
 
 template <class T, int R>
 void CheckpointWriter::add(const std::string& name, const distributed::Array<T, R>& a,
-                           std::type_identity_t<distributed::Index<R>> chunks, Compressor c) {
+                           std::type_identity_t<distributed::Index<R>> chunks, const Codec& c) {
+  add(name, a, chunks, CheckpointFieldOptions{c});
+}
+
+template <class T, int R>
+void CheckpointWriter::add(const std::string& name, const distributed::Array<T, R>& a,
+                           std::type_identity_t<distributed::Index<R>> chunks, const CheckpointFieldOptions& f) {
   begin_field(name, a.layout().grid().group());
+  if (!f.shard.empty() && format_ != 3)
+    throw InvalidArgument("checkpoint " + dir_ + ": field '" + name + "': shards need Zarr format 3, not " +
+                          std::to_string(format_));
   // Every file fsynced by the rank that wrote it; IoError on every rank if any rank fails.
-  ZarrWriteOptions o{c, /*durable=*/true};
+  ZarrWriteOptions o{f.codec, /*durable=*/true};
   o.format = format_;
+  o.shard = f.shard;
   save_zarr(tmp_ + "/" + name, a, chunks, o);
   const auto& g = a.layout().global_shape();
   fields_.push_back(CheckpointField{name, zarr_dtype(dtype_v<T>), Vec(g.begin(), g.end()), Vec(chunks.begin(), chunks.end())});
 }
 
-#define TESSERA_CHECKPOINT_INSTANTIATE(T, R)                                                                    \
-  template void CheckpointWriter::add<T, R>(const std::string&, const distributed::Array<T, R>&, Compressor); \
-  template void CheckpointWriter::add<T, R>(const std::string&, const distributed::Array<T, R>&,              \
-                                            distributed::Index<R>, Compressor);
+#define TESSERA_CHECKPOINT_INSTANTIATE(T, R)                                                                      \
+  template void CheckpointWriter::add<T, R>(const std::string&, const distributed::Array<T, R>&, const Codec&); \
+  template void CheckpointWriter::add<T, R>(const std::string&, const distributed::Array<T, R>&,                \
+                                            distributed::Index<R>, const Codec&);                                 \
+  template void CheckpointWriter::add<T, R>(const std::string&, const distributed::Array<T, R>&,                \
+                                            distributed::Index<R>, const CheckpointFieldOptions&);
 #define TESSERA_CHECKPOINT_RANKS(T) TESSERA_FOR_EACH_RANK(TESSERA_CHECKPOINT_INSTANTIATE, T)
 TESSERA_FOR_EACH_ELEMENT(TESSERA_CHECKPOINT_RANKS)
 #undef TESSERA_CHECKPOINT_RANKS

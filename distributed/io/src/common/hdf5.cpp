@@ -133,8 +133,11 @@ void save_hdf5(const std::string& path, const std::string& name, const distribut
     H5Pset_chunk(dcpl, R, chunk);
     if (o.deflate > 0) H5Pset_deflate(dcpl, static_cast<unsigned>(o.deflate));
   }
+  // The groups of a name "a/b/c" are created where missing, as h5py does.
+  H lcpl(H5Pcreate(H5P_LINK_CREATE), H5Pclose);
+  H5Pset_create_intermediate_group(lcpl, 1);
   H type(mem_type<T>(), H5Tclose);
-  H set(H5Dcreate2(file, name.c_str(), type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), H5Dclose);
+  H set(H5Dcreate2(file, name.c_str(), type, space, lcpl, dcpl, H5P_DEFAULT), H5Dclose);
   if (set < 0) err = where + "cannot create dataset " + name;
   agree(comm, err);
   select_block<R>(space, box, writes);

@@ -337,10 +337,12 @@ std::string fill_bytes(const ZarrayMeta& m, DType t, std::size_t es) {
   return b;
 }
 
-BytesCodec bytes_codec(const Codec& c) {
+// Zarr v3 has no zlib codec (zarr-python 3 and tensorstore refuse one): there zlib is written as
+// the standard gzip codec, whose bytes are gzip-framed. v2 keeps numcodecs' zlib id, zlib-framed.
+BytesCodec bytes_codec(const Codec& c, int format) {
   static const char* ids[] = {"", "zlib", "gzip", "zstd", "blosc"};
   static const char* cnames[] = {"lz4", "lz4hc", "blosclz", "zstd", "zlib"};
-  BytesCodec b{ids[static_cast<int>(c.id)], c.level};
+  BytesCodec b{format == 3 && c.id == Compressor::zlib ? "gzip" : ids[static_cast<int>(c.id)], c.level};
   b.cname = cnames[static_cast<int>(c.blosc)];
   b.shuffle = static_cast<int>(c.shuffle);
   return b;
@@ -375,7 +377,7 @@ ZarrayMeta write_meta(const detail::ZarrShard& s, const Vec& chunks, const ZarrW
   if (o.fortran_order && n > 1)
     for (std::size_t a = n; a-- > 0;) c.transpose.push_back(static_cast<int>(a));
   c.big_endian = o.big_endian && dtype_size(m.dtype) > 1;
-  if (o.compressor.id != Compressor::none) c.bytes.push_back(bytes_codec(o.compressor));
+  if (o.compressor.id != Compressor::none) c.bytes.push_back(bytes_codec(o.compressor, o.format));
   if (o.shard.empty()) {
     m.chunks = chunks, m.codecs = c;
   } else {

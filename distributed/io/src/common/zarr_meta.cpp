@@ -134,7 +134,7 @@ BytesCodec bytes_codec(const std::string& id, const json& conf, const Bad& bad) 
     out = static_cast<int>(int_value(*it, lo, id + " " + key, bad));
     if (out > hi) bad(id + " " + key + " is above " + std::to_string(hi));
   };
-  if (id == "zlib" || id == "gzip") {
+  if (id == "zlib" || id == "gzip") {  // v3 "zlib": not a v3 codec, but what Tessera wrote before gzip
     opt_int("level", -1, 9, c.level);
   } else if (id == "zstd") {
     opt_int("level", -131072, 22, c.level);

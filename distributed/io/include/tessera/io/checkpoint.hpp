@@ -5,6 +5,7 @@
 //   io::CheckpointWriter w("run/ckpt", group);   // collective; writes into run/ckpt.tmp-<id>
 //   w.set_step(step);  w.set_time(t);  w.set("scheme", "rk4");
 //   w.add("u", u);  w.add("phi", phi, io::Compressor::zlib);   // collective, one Zarr store each
+//   w.add("rho", rho, {64, 64, 64}, {.codec = io::Codec::make_blosc(io::BloscCodec::zstd, 3), .shard = {256, 256, 256}});
 //   w.commit();                                   // collective; run/ckpt now holds this checkpoint
 //   io::CheckpointReader r("run/ckpt", other_group);             // any group, any size
 //   auto u2 = r.load<double, 3>("u", other_layout, Device::cuda(0));
@@ -47,6 +48,15 @@ struct CheckpointField {
   std::vector<std::int64_t> chunks;  // Zarr chunk shape
 };
 
+/// How add() writes one field: its codec (any save_zarr takes: Blosc and its parameters, levels)
+/// and, in Zarr format 3, its shards.
+struct CheckpointFieldOptions {
+  Codec codec = Compressor::none;
+  /// The shard shape (a multiple of the chunk shape along every axis): one file per shard of
+  /// many chunks (sharding_indexed, as ZarrWriteOptions::shard). Empty: one file per chunk.
+  std::vector<std::int64_t> shard;
+};
+
 /// Writes a checkpoint, replacing `dir` atomically at commit() (see above).
 class CheckpointWriter {
  public:
@@ -74,13 +84,18 @@ class CheckpointWriter {
   /// Writes `a` (interior) as field `name` now, so `a` may change afterwards. Collective over the
   /// writer's group, which must be a's grid group (same ranks, same order). Names: letters,
   /// digits, '_', '-', '.', not starting with '.'; each once. The chunk shape is the largest
-  /// block any rank holds, halved along its longest axis while over 64 MiB.
+  /// block any rank holds, halved along its longest axis while over 64 MiB. `c`: a Codec or a
+  /// Compressor (at its default level), as save_zarr takes.
   template <class T, int R>
-  void add(const std::string& name, const distributed::Array<T, R>& a, Compressor c = Compressor::none);
+  void add(const std::string& name, const distributed::Array<T, R>& a, const Codec& c = Compressor::none);
   /// The same with an explicit Zarr chunk shape.
   template <class T, int R>
   void add(const std::string& name, const distributed::Array<T, R>& a, std::type_identity_t<distributed::Index<R>> chunks,
-           Compressor c = Compressor::none);
+           const Codec& c = Compressor::none);
+  /// The same with a codec and shards (format 3; InvalidArgument after set_format(2)).
+  template <class T, int R>
+  void add(const std::string& name, const distributed::Array<T, R>& a, std::type_identity_t<distributed::Index<R>> chunks,
+           const CheckpointFieldOptions& options);
 
   /// Collective: makes the checkpoint durable and visible at `dir` (see above). Once only.
   void commit();

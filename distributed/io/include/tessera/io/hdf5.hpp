@@ -26,13 +26,14 @@ struct Hdf5WriteOptions {
   int deflate = 0;                   // gzip level 1-9 (needs chunks); 0: none
 };
 
-/// Writes `a` (interior) as dataset `name` of the HDF5 file `path`. Collective over a's grid.
+/// Writes `a` (interior) as dataset `name` of the HDF5 file `path`, replacing one of that name.
+/// A name with groups ("fields/p") creates those that are missing. Collective over a's grid.
 template <class T, int R>
 void save_hdf5(const std::string& path, const std::string& name, const distributed::Array<T, R>& a,
                const Hdf5WriteOptions& options = {});
 
-/// Reads dataset `name` of `path` onto `layout` and `d` (halos not filled); its type must be T's
-/// (either byte order) and its shape the layout's global shape.
+/// Reads dataset `name` ("p", "fields/p") of `path` onto `layout` and `d` (halos not filled); its
+/// type must be T's (either byte order) and its shape the layout's global shape.
 template <class T, int R>
 distributed::Array<T, R> load_hdf5(const std::string& path, const std::string& name, const distributed::Layout<R>& layout,
                                    Device d);
@@ -44,7 +45,8 @@ namespace tessera::io {
 
 /// Writes an XDMF file at `xmf` describing dataset `name` of HDF5 file `h5` (a path relative to
 /// the .xmf, as ParaView resolves it) as node values of a uniform 2-D or 3-D grid of `shape`
-/// with the given spacing (same for every axis) and origin 0. Real and integer types only.
+/// with the given spacing (same for every axis) and origin 0. Real and integer types only. The
+/// names may hold any character XML 1.0 can (escaped); others are InvalidArgument.
 /// Local: call it on one rank.
 void write_xdmf(const std::string& xmf, const std::string& h5, const std::string& name,
                 const std::vector<std::int64_t>& shape, DType t, double spacing = 1.0);

@@ -27,7 +27,9 @@
 
 namespace tessera::io {
 
-/// Chunk compressors (v2 `compressor`, v3 bytes -> bytes codec).
+/// Chunk compressors (v2 `compressor`, v3 bytes -> bytes codec). zlib is numcodecs' `zlib` in v2
+/// (zlib framing); Zarr v3 has no zlib codec, so there it is the standard `gzip` codec (gzip
+/// framing), as gzip is in both. v3 stores naming a `zlib` codec (earlier Tessera) still load.
 enum class Compressor { none, zlib, gzip, zstd, blosc };
 /// The compressor inside Blosc, and Blosc's shuffle filter.
 enum class BloscCodec { lz4, lz4hc, blosclz, zstd, zlib };
