@@ -62,6 +62,13 @@ int rank_from(const Lookup& get) {
 
 // Settings::FftAxisKernel's values in order.
 constexpr std::string_view kAxisKernelNames[] = {"off", "scaled", "all"};
+constexpr std::string_view kJitNames[] = {"auto", "on", "off"};
+
+std::string default_kernel_cache_dir(const std::function<std::optional<std::string>(std::string_view)>& get) {
+  if (auto x = get("XDG_CACHE_HOME"); x && !x->empty()) return *x + "/tessera/kernels";
+  if (auto h = get("HOME"); h && !h->empty()) return *h + "/.cache/tessera/kernels";
+  return "";
+}
 
 std::mutex& mu() { static std::mutex m; return m; }
 // Every Settings ever installed stays alive: settings() hands out references.
@@ -118,6 +125,14 @@ Settings Settings::parse(const Lookup& get) {
     if (name == end) bad("TESSERA_FFT_AXIS_KERNEL", *v, "off, scaled or all");
     s.fft_axis_kernel = static_cast<Settings::FftAxisKernel>(name - std::begin(kAxisKernelNames));
   }
+  if (auto v = get("TESSERA_JIT"); v && !v->empty()) {
+    const auto* const end = std::end(kJitNames);
+    const auto* const name = std::find(std::begin(kJitNames), end, std::string_view(*v));
+    if (name == end) bad("TESSERA_JIT", *v, "auto, on or off");
+    s.jit = static_cast<Settings::Jit>(name - std::begin(kJitNames));
+  }
+  if (auto v = get("TESSERA_KERNEL_CACHE_DIR")) s.kernel_cache_dir = *v;
+  else s.kernel_cache_dir = default_kernel_cache_dir(get);
   if (auto v = get("TESSERA_FFT_AXIS_TILE"); v && !v->empty()) {
     s.fft_axis_tile = parse_int(get, "TESSERA_FFT_AXIS_TILE", 0, 0, "64 or 128");
     if (s.fft_axis_tile != 64 && s.fft_axis_tile != 128) bad("TESSERA_FFT_AXIS_TILE", *v, "64 or 128");
@@ -176,6 +191,8 @@ std::string Settings::str() const {
     << "TESSERA_FFT_AXIS_TILE=" << fft_axis_tile << "    (bytes of a row per block of that pass)\n"
     << "TESSERA_MPIIO_COLLECTIVE=" << (mpiio_collective ? b(*mpiio_collective) : "") << "    (empty: by the MPI)\n"
     << "TESSERA_TRANSPORT=" << transport_name(transport) << "    (auto, nccl, nccl-window, ipc, mpi)\n"
+    << "TESSERA_JIT=" << kJitNames[static_cast<int>(jit)] << "    (auto: NVRTC for plain C++ code, on: everywhere, off)\n"
+    << "TESSERA_KERNEL_CACHE_DIR=" << kernel_cache_dir << "    (empty: kernels in memory only)\n"
     << "TESSERA_IO_THREADS=" << io_threads << "    (0: the cores the rank is bound to, else hardware threads / ranks on the node)\n";
   return o.str();
 }

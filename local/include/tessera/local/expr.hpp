@@ -1,11 +1,13 @@
 // Fused lazy expressions: `x * y + z` builds a tree (expr/tree.hpp); assigning it to an Array
 // evaluates the whole tree at once, by the executor of the destination's device: a host loop
 // (expr/host_executor.hpp) or, in translation units compiled by nvcc, ONE CUDA kernel
-// (expr/cuda_executor.cuh). A plain C++ translation unit can evaluate host arrays; for CUDA arrays
-// it calls the precompiled operations of basic_ops.hpp instead (assigning throws otherwise).
+// (expr/cuda_executor.cuh). In a plain C++ translation unit (and everywhere with TESSERA_JIT=on)
+// the tree is lowered to the runtime IR and compiled by NVRTC (jit/lower.hpp, jit/compiler.hpp).
 #pragma once
 #include "tessera/local/expr/host_executor.hpp"
 #include "tessera/local/expr/tree.hpp"
+#include "tessera/local/jit/lower.hpp"
+#include "tessera/local/settings.hpp"
 #ifdef __CUDACC__
 #include "tessera/local/expr/cuda_executor.cuh"
 #endif
@@ -34,12 +36,22 @@ void assign(const Array<T, R>& dst, const X& x) {
   const bool linear = dst.is_contiguous() && e.linear_as(dst.shape());
   auto b = e.bind(dst.shape());
   if (dst.device().is_host()) return eval_host(dst, b, linear);
+  constexpr bool lowerable = jit_lowering::lowerable<decltype(b)>::value;
+  [[maybe_unused]] const auto jit = settings().jit;
 #ifdef __CUDACC__
+  if constexpr (lowerable)
+    if (jit == Settings::Jit::on) return eval_jit(dst, b, linear);
   return eval_cuda(dst, b, linear);
 #else
-  throw BackendUnavailable("a fused expression on " + dst.device().str() +
-                               " must be compiled by nvcc (a .cu file); plain C++ code can use the "
-                               "precompiled operations of basic_ops.hpp",
+  if constexpr (lowerable) {
+    if (jit != Settings::Jit::off) return eval_jit(dst, b, linear);
+    throw BackendUnavailable("a fused expression on " + dst.device().str() +
+                                 " in code not compiled by nvcc needs the runtime kernel compiler, and TESSERA_JIT=off",
+                             dst.device());
+  }
+  throw BackendUnavailable("this expression on " + dst.device().str() +
+                               " holds a node without a runtime IR form (map, a generator): compile it with nvcc (a .cu "
+                               "file), or use the precompiled operations of basic_ops.hpp",
                            dst.device());
 #endif
 }

@@ -75,6 +75,14 @@ struct Settings {
   // TESSERA_IO_THREADS: threads per rank of the Zarr chunk pipeline; 0 = the node's hardware
   // threads shared among its ranks.
   int io_threads = 0;
+  // TESSERA_JIT: fused expressions on GPUs through the runtime kernel compiler (NVRTC). auto: in
+  // plain C++ translation units (nvcc's compile-time executor where nvcc compiled the code); on:
+  // everywhere (for comparison); off: plain C++ code on GPU arrays throws BackendUnavailable.
+  enum class Jit : int { automatic, on, off };
+  Jit jit = Jit::automatic;
+  // TESSERA_KERNEL_CACHE_DIR: the runtime compiler's disk cache; default $XDG_CACHE_HOME/tessera/
+  // kernels, else $HOME/.cache/tessera/kernels; empty (TESSERA_KERNEL_CACHE_DIR=) keeps kernels in memory.
+  std::string kernel_cache_dir;
   // The launcher's rank (OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, SLURM_PROCID), -1 if none:
   // error messages use it before MPI is up.
   int launcher_rank = -1;

@@ -1,0 +1,281 @@
+// The kernel compiler's IR (jit/ir.hpp): validation, keys, numpy promotion and the CUDA code
+// generator. The generated kernels have the shapes of the nvcc executor (expr/cuda_executor.cuh)
+// and evaluate each operation as expr/tree.hpp does, so that both executors agree bit for bit.
+#include "tessera/local/jit/ir.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+#include "tessera/local/error.hpp"
+
+namespace tessera::local::jit {
+
+namespace {
+struct OpInfo {
+  const char* name;
+  int arity;
+  const char* code;  // how the generated source applies it to x (, y)
+};
+// Indexed by Op. The spellings are tree.hpp's, with xm = cuda::std and its helpers in tj::.
+constexpr OpInfo kOps[] = {
+    {"load", 0, ""},
+    {"scalar", 0, ""},
+    {"neg", 1, "-x"},
+    {"logical_not", 1, "!bool(x)"},
+    {"abs", 1, "cuda::std::abs(x)"},
+    {"sqrt", 1, "cuda::std::sqrt(x)"},
+    {"exp", 1, "cuda::std::exp(x)"},
+    {"log", 1, "cuda::std::log(x)"},
+    {"sin", 1, "cuda::std::sin(x)"},
+    {"cos", 1, "cuda::std::cos(x)"},
+    {"tan", 1, "cuda::std::tan(x)"},
+    {"tanh", 1, "cuda::std::tanh(x)"},
+    {"real", 1, "tj::real(x)"},
+    {"imag", 1, "tj::imag(x)"},
+    {"conj", 1, "tj::conj(x)"},
+    {"cast", 1, ""},
+    {"add", 2, "x + y"},
+    {"sub", 2, "x - y"},
+    {"mul", 2, "tj::mul(x, y)"},
+    {"div", 2, "x / y"},
+    {"==", 2, "bool(x == y)"},
+    {"!=", 2, "bool(x != y)"},
+    {"<", 2, "bool(x < y)"},
+    {"<=", 2, "bool(x <= y)"},
+    {">", 2, "bool(x > y)"},
+    {">=", 2, "bool(x >= y)"},
+    {"logical_and", 2, "bool(x) && bool(y)"},
+    {"logical_or", 2, "bool(x) || bool(y)"},
+    {"minimum", 2, "(y < x ? y : x)"},
+    {"maximum", 2, "(x < y ? y : x)"},
+    {"pow", 2, "cuda::std::pow(x, y)"},
+    {"where", 3, ""},
+};
+const OpInfo& info(Op op) {
+  const auto i = static_cast<std::size_t>(op);
+  if (i >= std::size(kOps)) throw InvalidArgument("jit: unknown IR operation " + std::to_string(i));
+  return kOps[i];
+}
+
+// The generated code's helpers: tree.hpp's convert, mul_values (the textbook complex product),
+// real, imag and conj, over cuda::std types.
+constexpr const char* kPrelude = R"(#include <cuda/std/cmath>
+#include <cuda/std/complex>
+#include <cuda/std/type_traits>
+namespace tj {
+template <class T> struct is_cplx : cuda::std::false_type {};
+template <class R> struct is_cplx<cuda::std::complex<R>> : cuda::std::true_type {};
+template <class To, class From> __device__ __forceinline__ To convert(const From& v) {
+  if constexpr (is_cplx<From>::value && !is_cplx<To>::value) return static_cast<To>(v.real());
+  else return static_cast<To>(v);
+}
+template <class X, class Y> __device__ __forceinline__ auto mul(const X& x, const Y& y) {
+  if constexpr (is_cplx<X>::value && cuda::std::is_same<X, Y>::value)
+    return X(x.real() * y.real() - x.imag() * y.imag(), x.real() * y.imag() + x.imag() * y.real());
+  else return x * y;
+}
+template <class X> __device__ __forceinline__ auto real(const X& x) {
+  if constexpr (is_cplx<X>::value) return x.real(); else return x;
+}
+template <class X> __device__ __forceinline__ auto imag(const X& x) {
+  if constexpr (is_cplx<X>::value) return x.imag(); else return X(0);
+}
+template <class X> __device__ __forceinline__ auto conj(const X& x) {
+  if constexpr (is_cplx<X>::value) return cuda::std::conj(x); else return x;
+}
+}  // namespace tj
+)";
+
+std::string apply(const OpInfo& o, const std::string& x, const std::string& y) {
+  std::string s;
+  for (const char* p = o.code; *p; ++p) {
+    if (*p == 'x' && (p == o.code || !std::isalnum(static_cast<unsigned char>(p[-1]))) && !std::isalnum(static_cast<unsigned char>(p[1])))
+      s += x;
+    else if (*p == 'y' && (p == o.code || !std::isalnum(static_cast<unsigned char>(p[-1]))) && !std::isalnum(static_cast<unsigned char>(p[1])))
+      s += y;
+    else
+      s += *p;
+  }
+  return s;
+}
+
+std::string v(int i) { return "v" + std::to_string(i); }
+
+// The statements computing every node at flat index `j` (linear) or multi-index `idx` (strided).
+std::string body(const Kernel& k, const std::string& indent) {
+  std::ostringstream o;
+  for (std::size_t i = 0; i < k.nodes.size(); ++i) {
+    const Node& n = k.nodes[i];
+    const int me = static_cast<int>(i);
+    const std::string t = cuda_type(n.type);
+    o << indent;
+    switch (n.op) {
+      case Op::load:
+        if (k.linear) {
+          o << "const " << t << " " << v(me) << " = p" << n.slot << "[j];\n";
+        } else {
+          o << "long long o" << me << " = 0;\n" << indent << "#pragma unroll\n" << indent
+            << "for (int d = 0; d < " << k.rank << "; ++d) o" << me << " += idx[d] * s" << n.slot << ".v[d];\n"
+            << indent << "const " << t << " " << v(me) << " = p" << n.slot << "[o" << me << "];\n";
+        }
+        break;
+      case Op::scalar: o << "const " << t << " " << v(me) << " = c" << n.slot << ";\n"; break;
+      case Op::cast: o << "const auto " << v(me) << " = tj::convert<" << t << ">(" << v(n.a) << ");\n"; break;
+      case Op::where: {
+        const std::string ta = cuda_type(k.nodes[n.b].type);
+        o << "const auto " << v(me) << " = " << v(n.a) << " ? static_cast<" << ta << ">(" << v(n.b) << ") : static_cast<"
+          << ta << ">(" << v(n.c) << ");\n";
+        break;
+      }
+      default: o << "const auto " << v(me) << " = " << apply(info(n.op), v(n.a), n.b >= 0 ? v(n.b) : "") << ";\n";
+    }
+  }
+  return o.str();
+}
+
+std::string params(const Kernel& k) {
+  std::vector<DType> op_types(k.operands()), sc_types(k.scalars());
+  for (const Node& n : k.nodes) {
+    if (n.op == Op::load) op_types[n.slot] = n.type;
+    if (n.op == Op::scalar) sc_types[n.slot] = n.type;
+  }
+  std::ostringstream o;
+  o << cuda_type(k.out) << "* out, long long n";
+  if (!k.linear) o << ", Dims shape, Dims ostr";
+  for (std::size_t s = 0; s < op_types.size(); ++s) {
+    o << ", const " << cuda_type(op_types[s]) << "* p" << s;
+    if (!k.linear) o << ", Dims s" << s;
+  }
+  for (std::size_t s = 0; s < sc_types.size(); ++s) o << ", " << cuda_type(sc_types[s]) << " c" << s;
+  return o.str();
+}
+}  // namespace
+
+const char* op_name(Op op) { return info(op).name; }
+int op_arity(Op op) { return info(op).arity; }
+
+int Kernel::operands() const {
+  int m = 0;
+  for (const Node& n : nodes)
+    if (n.op == Op::load) m = std::max(m, n.slot + 1);
+  return m;
+}
+int Kernel::scalars() const {
+  int m = 0;
+  for (const Node& n : nodes)
+    if (n.op == Op::scalar) m = std::max(m, n.slot + 1);
+  return m;
+}
+
+std::string Kernel::key() const {
+  std::ostringstream o;
+  o << dtype_name(out) << (linear ? ":lin" : index32 ? ":s32" : ":s64") << rank;
+  for (const Node& n : nodes)
+    o << '|' << op_name(n.op) << ',' << static_cast<int>(n.type) << ',' << n.a << ',' << n.b << ',' << n.c << ',' << n.slot;
+  return o.str();
+}
+
+int Kernel::unroll() const {
+  std::size_t narrowest = SIZE_MAX;
+  for (const Node& n : nodes)
+    if (n.op == Op::load) narrowest = std::min(narrowest, dtype_size(n.type));
+  return dtype_size(out) >= 8 && narrowest >= 8 ? 1 : 4;
+}
+
+void Kernel::validate() const {
+  auto bad = [&](std::size_t i, const std::string& why) {
+    throw InvalidArgument("jit: node " + std::to_string(i) + " (" + op_name(nodes[i].op) + ") of kernel " + key() +
+                          ": " + why);
+  };
+  if (nodes.empty()) throw InvalidArgument("jit: a kernel needs at least one node");
+  if (rank < 1 || rank > 6) throw InvalidArgument("jit: rank " + std::to_string(rank) + " outside 1..6");
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    const Node& n = nodes[i];
+    const int ar = op_arity(n.op);
+    const int ops[3] = {n.a, n.b, n.c};
+    for (int q = 0; q < 3; ++q) {
+      if (q < ar && (ops[q] < 0 || ops[q] >= static_cast<int>(i))) bad(i, "operand " + std::to_string(q) + " is not an earlier node");
+      if (q >= ar && ops[q] != -1) bad(i, "takes " + std::to_string(ar) + " operands");
+    }
+    if ((n.op == Op::load || n.op == Op::scalar) && n.slot < 0) bad(i, "has no slot");
+  }
+}
+
+DType promote(DType a, DType b) {
+  auto is_int = [](DType t) { return t == DType::int32 || t == DType::int64; };
+  auto is_cplx = [](DType t) { return t == DType::complex64 || t == DType::complex128; };
+  auto is_double = [](DType t) { return t == DType::float64 || t == DType::complex128; };
+  if (a == b || b == DType::boolean) return a;
+  if (a == DType::boolean) return b;
+  if (is_int(a) && is_int(b)) return DType::int64;
+  const bool c = is_cplx(a) || is_cplx(b);
+  // An integer with an inexact type needs double precision (numpy: int32 + float32 -> float64).
+  const bool dbl = is_int(a) || is_int(b) || is_double(a) || is_double(b);
+  if (c) return dbl ? DType::complex128 : DType::complex64;
+  return dbl ? DType::float64 : DType::float32;
+}
+
+std::string cuda_type(DType t) {
+  switch (t) {
+    case DType::boolean: return "bool";
+    case DType::int32: return "int";
+    case DType::int64: return "long long";
+    case DType::float32: return "float";
+    case DType::float64: return "double";
+    case DType::complex64: return "cuda::std::complex<float>";
+    case DType::complex128: return "cuda::std::complex<double>";
+  }
+  throw InvalidArgument("jit: unknown element type " + std::to_string(static_cast<int>(t)));
+}
+
+std::string generate_cuda(const Kernel& k, const std::string& name) {
+  k.validate();
+  std::ostringstream o;
+  o << kPrelude << "struct Dims { long long v[" << k.rank << "]; };\n";
+  o << "// " << k.key() << "\n";
+  o << "extern \"C\" __global__ void " << name << "(" << params(k) << ") {\n";
+  const std::string D = cuda_type(k.out), root = v(static_cast<int>(k.nodes.size()) - 1);
+  if (k.linear) {
+    o << "  constexpr int U = " << k.unroll() << ";\n"
+      << "  const long long step = static_cast<long long>(gridDim.x) * blockDim.x * U;\n"
+      << "  for (long long base = static_cast<long long>(blockIdx.x) * blockDim.x * U + threadIdx.x; base < n; base += step) {\n"
+      << "    " << D << " r[U];\n"
+      << "#pragma unroll\n"
+      << "    for (int k = 0; k < U; ++k) {\n"
+      << "      const long long j = base + static_cast<long long>(k) * blockDim.x;\n"
+      << "      if (j < n) {\n"
+      << body(k, "        ") << "        r[k] = tj::convert<" << D << ">(" << root << ");\n"
+      << "      }\n"
+      << "    }\n"
+      << "#pragma unroll\n"
+      << "    for (int k = 0; k < U; ++k) {\n"
+      << "      const long long j = base + static_cast<long long>(k) * blockDim.x;\n"
+      << "      if (j < n) out[j] = r[k];\n"
+      << "    }\n"
+      << "  }\n";
+  } else {
+    const std::string I = k.index32 ? "unsigned" : "long long";
+    o << "  " << I << " ext[" << k.rank << "];\n"
+      << "#pragma unroll\n"
+      << "  for (int d = 0; d < " << k.rank << "; ++d) ext[d] = static_cast<" << I << ">(shape.v[d]);\n"
+      << "  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;\n"
+      << "       i += static_cast<long long>(gridDim.x) * blockDim.x) {\n"
+      << "    long long idx[" << k.rank << "];\n"
+      << "    " << I << " rem = static_cast<" << I << ">(i);\n"
+      << "    long long off = 0;\n"
+      << "#pragma unroll\n"
+      << "    for (int d = " << k.rank - 1 << "; d >= 0; --d) {\n"
+      << "      const " << I << " q = rem / ext[d];\n"
+      << "      idx[d] = static_cast<long long>(rem - q * ext[d]);\n"
+      << "      rem = q;\n"
+      << "      off += idx[d] * ostr.v[d];\n"
+      << "    }\n"
+      << body(k, "    ") << "    out[off] = tj::convert<" << D << ">(" << root << ");\n"
+      << "  }\n";
+  }
+  o << "}\n";
+  return o.str();
+}
+
+}  // namespace tessera::local::jit

@@ -1,0 +1,170 @@
+// The kernel compiler's CUDA side (jit/compiler.hpp): NVRTC to a cubin for the device's
+// architecture, loaded by the CUDA runtime's library API (cudaLibraryLoadData: no libcuda link,
+// so the library still loads on machines without a driver) and launched on the given stream.
+#include <cuda_runtime_api.h>
+#include <nvrtc.h>
+
+#include <map>
+#include <mutex>
+#include <sstream>
+
+#include "tessera/local/context.hpp"
+#include "tessera/local/cuda_check.hpp"
+#include "tessera/local/jit/compiler.hpp"
+#include "tessera/local/settings.hpp"
+
+#ifndef TESSERA_CUDA_CCCL_INCLUDE
+#error "TESSERA_CUDA_CCCL_INCLUDE (the toolkit's libcu++ headers) must be defined by the build"
+#endif
+
+namespace tessera::local::jit {
+
+namespace {
+#define TESSERA_CHECK_NVRTC(call, what)                                                       \
+  do {                                                                                        \
+    const nvrtcResult r_ = (call);                                                            \
+    if (r_ != NVRTC_SUCCESS) throw CompileError(std::string("NVRTC ") + #call + " for " + (what) + ": " + nvrtcGetErrorString(r_)); \
+  } while (0)
+
+// The generated line NVRTC's log points at ("kernel.cu(12): error ..."), for the message.
+std::string offending_line(const std::string& source, const std::string& log) {
+  const auto p = log.find("(");
+  if (p == std::string::npos) return {};
+  const int line = std::atoi(log.c_str() + p + 1);
+  std::istringstream in(source);
+  std::string s;
+  for (int i = 1; std::getline(in, s); ++i)
+    if (i == line) return "line " + std::to_string(line) + ": " + s;
+  return {};
+}
+}  // namespace
+
+bool nvrtc_available() noexcept { return true; }
+
+std::string nvrtc_version() {
+  int major = 0, minor = 0;
+  if (nvrtcVersion(&major, &minor) != NVRTC_SUCCESS) return "unknown";
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
+std::vector<std::string> nvrtc_options(int arch) {
+  return {"--std=c++17", "--gpu-architecture=sm_" + std::to_string(arch), "-I" TESSERA_CUDA_CCCL_INCLUDE,
+          "--device-as-default-execution-space"};
+}
+
+std::vector<char> compile_cubin(const std::string& source, const std::string& name, int arch) {
+  nvrtcProgram prog;
+  TESSERA_CHECK_NVRTC(nvrtcCreateProgram(&prog, source.c_str(), (name + ".cu").c_str(), 0, nullptr, nullptr), name);
+  struct Destroy {
+    nvrtcProgram* p;
+    ~Destroy() { nvrtcDestroyProgram(p); }
+  } destroy{&prog};
+  const auto opts = nvrtc_options(arch);
+  std::vector<const char*> argv;
+  for (const auto& o : opts) argv.push_back(o.c_str());
+  const nvrtcResult r = nvrtcCompileProgram(prog, static_cast<int>(argv.size()), argv.data());
+  if (r != NVRTC_SUCCESS) {
+    std::size_t n = 0;
+    nvrtcGetProgramLogSize(prog, &n);
+    std::string log(n, '\0');
+    if (n) nvrtcGetProgramLog(prog, log.data());
+    while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();  // n counts the NUL
+    throw CompileError("NVRTC could not compile kernel " + name + " for sm_" + std::to_string(arch) + " (" +
+                       nvrtcGetErrorString(r) + "): " + log + "\n" + offending_line(source, log));
+  }
+  std::size_t n = 0;
+  TESSERA_CHECK_NVRTC(nvrtcGetCUBINSize(prog, &n), name);
+  std::vector<char> cubin(n);
+  TESSERA_CHECK_NVRTC(nvrtcGetCUBIN(prog, cubin.data()), name);
+  return cubin;
+}
+
+namespace {
+// The kernels loaded in one context, per device and key; unloaded with the context.
+struct Loaded {
+  std::mutex mu;
+  std::map<std::pair<int, std::string>, std::pair<cudaLibrary_t, cudaKernel_t>> kernels;
+  ~Loaded() {
+    for (auto& [key, lk] : kernels) (void)cudaLibraryUnload(lk.first);
+  }
+};
+Loaded& loaded() { return Context::current().resource<Loaded>([] { return std::make_shared<Loaded>(); }); }
+
+int arch_of(int device) {
+  int major = 0, minor = 0;
+  TESSERA_CHECK_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  TESSERA_CHECK_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  return major * 10 + minor;
+}
+int multiprocessors(int device) {
+  int sms = 0;
+  TESSERA_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
+std::string kernel_name(const Kernel& k) {
+  const std::string key = k.key();
+  char b[32];
+  std::snprintf(b, sizeof b, "tessera_jit_%016llx", static_cast<unsigned long long>(fnv1a(key.data(), key.size())));
+  return b;
+}
+
+cudaKernel_t kernel_for(const Kernel& k, int device, Origin& origin) {
+  Loaded& L = loaded();
+  const auto key = std::make_pair(device, k.key());
+  std::lock_guard<std::mutex> lock(L.mu);
+  if (auto it = L.kernels.find(key); it != L.kernels.end()) {
+    origin = Origin::memory;
+    return it->second.second;
+  }
+  const std::string name = kernel_name(k);
+  const auto image = cubin_for(k, name, arch_of(device), DiskCache(settings().kernel_cache_dir), &origin);
+  cudaLibrary_t lib;
+  TESSERA_CHECK_CUDA(cudaLibraryLoadData(&lib, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+  cudaKernel_t fn;
+  TESSERA_CHECK_CUDA(cudaLibraryGetKernel(&fn, lib, name.c_str()));
+  L.kernels.emplace(key, std::make_pair(lib, fn));
+  return fn;
+}
+
+struct Dims {
+  long long v[6];
+};
+}  // namespace
+
+Origin launch(const Kernel& k, const Args& a, Device device, const Stream& s) {
+  if (!device.is_cuda()) throw InvalidArgument("jit::launch: " + device.str() + " is not a CUDA device");
+  DeviceGuard guard(device);
+  Origin origin = Origin::memory;
+  const cudaKernel_t fn = kernel_for(k, device.index(), origin);
+  if (a.n == 0) return origin;
+  // Each parameter's value, in the generated signature's order (jit_ir.cpp params()).
+  const int R = k.rank;
+  Dims shape{}, ostr{};
+  std::vector<Dims> strides(a.operands.size());
+  std::vector<const void*> ptrs(a.operands.size());
+  for (int d = 0; d < R; ++d) shape.v[d] = a.shape[d], ostr.v[d] = a.out_strides[d];
+  long long n = a.n;
+  void* out = a.out;
+  std::vector<void*> params{&out, &n};
+  if (!k.linear) params.insert(params.end(), {&shape, &ostr});
+  for (std::size_t i = 0; i < a.operands.size(); ++i) {
+    ptrs[i] = a.operands[i].ptr;
+    for (int d = 0; d < R; ++d) strides[i].v[d] = a.operands[i].strides[d];
+    params.push_back(&ptrs[i]);
+    if (!k.linear) params.push_back(&strides[i]);
+  }
+  std::vector<std::array<unsigned char, 16>> scalars = a.scalars;
+  for (auto& sc : scalars) params.push_back(sc.data());
+  // Dims is passed by value with rank R: the kernel reads only its first R entries, and a struct
+  // of R long longs has the layout of the first R of six.
+  constexpr int threads = 256;
+  const long long per_block = k.linear ? static_cast<long long>(threads) * k.unroll() : threads;
+  long long blocks = (n + per_block - 1) / per_block;
+  blocks = k.linear ? std::min(blocks, 1ll << 30) : std::min(blocks, 16ll * multiprocessors(device.index()));
+  TESSERA_CHECK_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(fn), dim3(static_cast<unsigned>(blocks)),
+                                      dim3(threads), params.data(), 0, static_cast<cudaStream_t>(s.native())));
+  return origin;
+}
+
+}  // namespace tessera::local::jit

@@ -1,0 +1,20 @@
+// The kernel compiler in a build without CUDA: the IR, generator and disk cache work (they are
+// plain C++), compiling and launching need NVRTC and a GPU.
+#include "tessera/local/jit/compiler.hpp"
+
+namespace tessera::local::jit {
+
+bool nvrtc_available() noexcept { return false; }
+std::string nvrtc_version() { return "none"; }
+std::vector<std::string> nvrtc_options(int arch) { return {"--gpu-architecture=sm_" + std::to_string(arch)}; }
+
+std::vector<char> compile_cubin(const std::string&, const std::string& name, int) {
+  throw BackendUnavailable("jit: kernel " + name + " needs NVRTC, and this Tessera was built without CUDA");
+}
+
+Origin launch(const Kernel& k, const Args&, Device device, const Stream&) {
+  throw BackendUnavailable("jit: a fused kernel (" + k.key() + ") on " + device.str() +
+                           " needs a CUDA build of Tessera");
+}
+
+}  // namespace tessera::local::jit
