@@ -4,7 +4,10 @@
 // column), a transposing copy and a cast f32 -> f64, in the format of apps/bench/peers/cupy_local.py.
 // GB/s = bytes moved / median time (CUDA events on GPU, a steady clock on host). With --overhead,
 // the host time per call of small operations and of the pieces they are made of ("overhead" lines,
-// microseconds): at 2^28 elements a few microseconds are a percent. Compiled by nvcc in CUDA builds.
+// microseconds): at 2^28 elements a few microseconds are a percent. With --jit, the same
+// expressions through the runtime kernel compiler beside the nvcc executor ("jit" lines), its
+// first-use times (cold and from the disk cache) and its per-call overhead. Compiled by nvcc in
+// CUDA builds.
 #include <boost/program_options.hpp>
 #include <tessera/tessera.hpp>
 #include <tessera/local/expr.hpp>
@@ -12,7 +15,10 @@
 
 #include "common/timing.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
+#include <filesystem>
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -118,6 +124,85 @@ void overheads(const tessera::Device& d) {
   line("sum on_device (256)", host_us(d, [&] { (void)tl::sum(a, tl::on_device); }));
   line("sum axis 1 (16x16)", host_us(d, [&] { (void)tl::sum(m, 1); }));
 }
+
+// ---- --jit: the runtime kernel compiler (NVRTC) beside the nvcc executor, same expressions ----
+// Runs `assign` with TESSERA_JIT off (this file is nvcc's: the compile-time executor) or on.
+void use_jit(bool on) {
+  tessera::Settings s = tessera::settings();
+  s.jit = on ? tessera::Settings::Jit::on : tessera::Settings::Jit::automatic;
+  tessera::set_settings(s);
+}
+// "jit <expr> <type> nvcc_GB/s X jit_GB/s Y ratio Y/X" for `fn` moving `bytes`.
+void jit_line(const tessera::Device& d, const char* expr, const char* tname, double bytes, int warmup, int reps,
+              const std::function<void()>& fn) {
+  use_jit(false);
+  const double t_nvcc = median_ms(d, warmup, reps, fn);
+  use_jit(true);
+  const double t_jit = median_ms(d, warmup, reps, fn);
+  use_jit(false);
+  std::printf("jit %-14s %-4s nvcc_GB/s %8.1f jit_GB/s %8.1f ratio %.3f\n", expr, tname, bytes / t_nvcc / 1e6,
+              bytes / t_jit / 1e6, t_nvcc / t_jit);
+}
+template <class T>
+void jit_expressions(const tessera::Device& d, tl::index_t n, int warmup, int reps, const char* tname) {
+  const double size = sizeof(T);
+  std::vector<tl::Array<T, 1>> in;
+  for (int i = 0; i < 10; ++i) in.push_back(tl::full<T, 1>({n}, T(0.5 + 0.1 * i), d));
+  auto z = tl::empty<T, 1>({n}, d);
+  const auto &a = in[0], &b = in[1], &c = in[2];
+  jit_line(d, "triad", tname, 4 * n * size, warmup, reps, [&] { z = a * b + c; });
+  if constexpr (!tessera::is_complex_v<T>) {
+    jit_line(d, "x*sin(y)+exp(x)", tname, 3 * n * size, warmup, reps, [&] { z = a * tl::sin(b) + tl::exp(a); });
+    jit_line(d, "10-operand", tname, 11 * n * size, warmup, reps, [&] {
+      z = in[0] * in[1] + in[2] * in[3] + in[4] * in[5] + in[6] * in[7] + in[8] * in[9];
+    });
+    const tl::index_t r = tl::index_t(1) << 14, cols = n / r;
+    auto m = a.template reshape<2>({r, cols});
+    auto half = tl::empty<T, 2>({r, cols / 2}, d);
+    jit_line(d, "strided-view", tname, 2 * (n / 2) * size, warmup, reps, [&] { half = m.slice(1, 0, cols, 2) * T(2); });
+  }
+}
+// Milliseconds of wall time of fn, the device drained.
+double wall_ms(const tessera::Device& d, const std::function<void()>& fn) {
+  tessera::Stream::default_for(d).synchronize();
+  const auto t0 = std::chrono::steady_clock::now();
+  fn();
+  tessera::Stream::default_for(d).synchronize();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+void jit_compile_times(const tessera::Device& d) {
+  tessera::Settings s = tessera::settings();
+  const std::string dir = "/tmp/tessera_bench_kernels_" + std::to_string(::getpid());
+  s.kernel_cache_dir = dir;
+  s.jit = tessera::Settings::Jit::on;
+  tessera::set_settings(s);
+  auto x = tl::full<float, 1>({1 << 20}, 1.0f, d), y = tl::full<float, 1>({1 << 20}, 2.0f, d);
+  auto z = tl::empty<float, 1>({1 << 20}, d);
+  double cold = 0, disk = 0;
+  {
+    tessera::Context fresh;  // its memory cache is empty
+    cold = wall_ms(d, [&] { z = x * tl::sin(y) + tl::exp(x); });
+  }
+  {
+    tessera::Context fresh;
+    disk = wall_ms(d, [&] { z = x * tl::sin(y) + tl::exp(x); });
+  }
+  std::printf("jit first use, cold (NVRTC)          %8.2f ms\n", cold);
+  std::printf("jit first use, from the disk cache   %8.2f ms\n", disk);
+  tessera::local::jit::DiskCache(dir).clear();
+  std::filesystem::remove_all(dir);
+  use_jit(false);
+}
+void jit_overheads(const tessera::Device& d) {
+  auto a = tl::full<double, 1>({256}, 1.0, d);
+  auto z = tl::empty<double, 1>({256}, d);
+  auto line = [](const char* what, double us) { std::printf("overhead %-28s %8.2f us\n", what, us); };
+  use_jit(false);
+  line("z = a + a (256), nvcc", host_us(d, [&] { z = a + a; }));
+  use_jit(true);
+  line("z = a + a (256), jit", host_us(d, [&] { z = a + a; }));
+  use_jit(false);
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -130,7 +215,8 @@ int main(int argc, char** argv) {
       "reps", po::value(&reps)->default_value(reps), "timed repetitions (median reported)")(
       "warmup", po::value(&warmup)->default_value(warmup), "untimed repetitions first")(
       "no-figures", "skip the axis-sum, strided, transpose and cast figures")(
-      "overhead", "then the host time per call of small operations and their parts");
+      "overhead", "then the host time per call of small operations and their parts")(
+      "jit", "then the runtime kernel compiler (NVRTC) beside the nvcc executor: bandwidth, compile times, overhead");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, opts), vm);
@@ -159,5 +245,12 @@ int main(int argc, char** argv) {
     figures<double>(d, hi, warmup, reps, "f64");
   }
   if (vm.count("overhead")) overheads(d);
+  if (vm.count("jit") && d.is_cuda()) {
+    jit_expressions<float>(d, tl::index_t(1) << hi, warmup, reps, "f32");
+    jit_expressions<double>(d, tl::index_t(1) << hi, warmup, reps, "f64");
+    jit_expressions<tessera::complex64>(d, tl::index_t(1) << hi, warmup, reps, "c64");
+    jit_compile_times(d);
+    jit_overheads(d);
+  }
   return 0;
 }

@@ -22,5 +22,7 @@ void complex_triad(const Array<std::complex<float>, 1>& o, const Array<std::comp
   expr_complex_triad(o, a, b, s);
 }
 void strided(const Array<double, 2>& o, const Array<double, 2>& a, const Array<double, 2>& row) { expr_strided(o, a, row); }
+void more_math(const Array<float, 1>& o, const Array<float, 1>& a, const Array<float, 1>& b) { expr_more_math(o, a, b); }
+void more_math(const Array<double, 1>& o, const Array<double, 1>& a, const Array<double, 1>& b) { expr_more_math(o, a, b); }
 void where_cast(const Array<std::int32_t, 1>& o, const Array<double, 1>& a) { expr_where_cast(o, a); }
 }  // namespace tessera::testing::jit_reference

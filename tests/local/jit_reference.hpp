@@ -15,5 +15,7 @@ void ten_operands(const Array<double, 1>& out, const Array<double, 1>& a, const 
 void complex_triad(const Array<std::complex<float>, 1>& out, const Array<std::complex<float>, 1>& a,
                    const Array<std::complex<float>, 1>& b, std::complex<float> s);
 void strided(const Array<double, 2>& out, const Array<double, 2>& a, const Array<double, 2>& row);
+void more_math(const Array<float, 1>& out, const Array<float, 1>& a, const Array<float, 1>& b);
+void more_math(const Array<double, 1>& out, const Array<double, 1>& a, const Array<double, 1>& b);
 void where_cast(const Array<std::int32_t, 1>& out, const Array<double, 1>& a);
 }  // namespace tessera::testing::jit_reference

@@ -118,6 +118,8 @@ jit::Kernel every_op_kernel(DType t, bool linear, bool index32) {
   if (t != DType::boolean) unary.insert(unary.end(), {Op::neg, Op::abs}), binary.insert(binary.end(), {Op::add, Op::sub, Op::mul, Op::div});
   if (fp || cplx) unary.insert(unary.end(), {Op::sqrt, Op::exp, Op::log, Op::sin, Op::cos, Op::tan, Op::tanh}), binary.push_back(Op::pow);
   if (fp || integer) binary.insert(binary.end(), {Op::lt, Op::le, Op::gt, Op::ge, Op::minimum, Op::maximum});
+  if (fp || cplx) unary.insert(unary.end(), {Op::sinh, Op::cosh, Op::asin, Op::acos, Op::atan, Op::arg});
+  if (fp) unary.insert(unary.end(), {Op::rsqrt, Op::expm1, Op::log1p, Op::floor, Op::ceil, Op::round}), binary.push_back(Op::atan2);
   unary.insert(unary.end(), {Op::real, Op::imag, Op::conj});
   const int last_value = 2;
   for (Op op : unary) k.nodes.push_back({op, t, 0});
@@ -316,6 +318,8 @@ TYPED_TEST(JitDevice, AgreesWithTheNvccExecutorBitForBit) {
     EXPECT_TRUE(bitwise_equal(x, y)) << "triad f32";
     expr_sin_exp(x, a, b, c), ref::sin_exp(y, a, b, c);
     EXPECT_TRUE(bitwise_equal(x, y)) << "a*sin(b)+exp(c) f32";
+    expr_more_math(x, a, b), ref::more_math(y, a, b);
+    EXPECT_TRUE(bitwise_equal(x, y)) << "rsqrt, expm1, atan2, floor, round, sinh, asin, clip, log1p, acos f32";
   }
   {
     auto a = on<double, 1>(d, s, 1), b = on<double, 1>(d, s, 2), c = on<double, 1>(d, s, 3);
@@ -324,6 +328,8 @@ TYPED_TEST(JitDevice, AgreesWithTheNvccExecutorBitForBit) {
     EXPECT_TRUE(bitwise_equal(x, y)) << "a*sin(b)+exp(c) f64";
     expr_ten(x, a, b, c), ref::ten_operands(y, a, b, c);
     EXPECT_TRUE(bitwise_equal(x, y)) << "ten operations f64";
+    expr_more_math(x, a, b), ref::more_math(y, a, b);
+    EXPECT_TRUE(bitwise_equal(x, y)) << "rsqrt, expm1, atan2, floor, round, sinh, asin, clip, log1p, acos f64";
     auto i = Array<std::int32_t, 1>(s, d), j = Array<std::int32_t, 1>(s, d);
     expr_where_cast(i, a), ref::where_cast(j, a);
     EXPECT_TRUE(bitwise_equal(i, j)) << "where + cast";

@@ -50,8 +50,22 @@ constexpr OpInfo kOps[] = {
     {"minimum", 2, "(y < x ? y : x)"},
     {"maximum", 2, "(x < y ? y : x)"},
     {"pow", 2, "cuda::std::pow(x, y)"},
+    {"rsqrt", 1, "tj::rsqrt(x)"},
+    {"expm1", 1, "cuda::std::expm1(x)"},
+    {"log1p", 1, "cuda::std::log1p(x)"},
+    {"sinh", 1, "cuda::std::sinh(x)"},
+    {"cosh", 1, "cuda::std::cosh(x)"},
+    {"asin", 1, "cuda::std::asin(x)"},
+    {"acos", 1, "cuda::std::acos(x)"},
+    {"atan", 1, "cuda::std::atan(x)"},
+    {"floor", 1, "cuda::std::floor(x)"},
+    {"ceil", 1, "cuda::std::ceil(x)"},
+    {"round", 1, "cuda::std::rint(x)"},
+    {"arg", 1, "cuda::std::arg(x)"},
+    {"arctan2", 2, "cuda::std::atan2(x, y)"},
     {"where", 3, ""},
 };
+static_assert(std::size(kOps) == static_cast<std::size_t>(Op::where) + 1, "kOps follows the order of Op");
 const OpInfo& info(Op op) {
   const auto i = static_cast<std::size_t>(op);
   if (i >= std::size(kOps)) throw InvalidArgument("jit: unknown IR operation " + std::to_string(i));
@@ -80,6 +94,9 @@ template <class X> __device__ __forceinline__ auto real(const X& x) {
 }
 template <class X> __device__ __forceinline__ auto imag(const X& x) {
   if constexpr (is_cplx<X>::value) return x.imag(); else return X(0);
+}
+template <class X> __device__ __forceinline__ auto rsqrt(const X& x) {
+  if constexpr (cuda::std::is_same<X, float>::value) return ::rsqrtf(x); else return ::rsqrt(static_cast<double>(x));
 }
 template <class X> __device__ __forceinline__ auto conj(const X& x) {
   if constexpr (is_cplx<X>::value) return cuda::std::conj(x); else return x;

@@ -10,6 +10,7 @@
 
 #include "tessera/local/context.hpp"
 #include "tessera/local/cuda_check.hpp"
+#include "tessera/local/expr/tree.hpp"  // detail::multiprocessor_count
 #include "tessera/local/jit/compiler.hpp"
 #include "tessera/local/settings.hpp"
 
@@ -96,28 +97,23 @@ int arch_of(int device) {
   TESSERA_CHECK_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
   return major * 10 + minor;
 }
-int multiprocessors(int device) {
-  int sms = 0;
-  TESSERA_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return sms;
-}
+int multiprocessors(int device) { return detail::multiprocessor_count(device); }
 
-std::string kernel_name(const Kernel& k) {
-  const std::string key = k.key();
+std::string kernel_name(const std::string& key) {
   char b[32];
   std::snprintf(b, sizeof b, "tessera_jit_%016llx", static_cast<unsigned long long>(fnv1a(key.data(), key.size())));
   return b;
 }
 
-cudaKernel_t kernel_for(const Kernel& k, int device, Origin& origin) {
+cudaKernel_t kernel_for(const Kernel& k, const std::string& kernel_key, int device, Origin& origin) {
   Loaded& L = loaded();
-  const auto key = std::make_pair(device, k.key());
+  const auto key = std::make_pair(device, kernel_key);
   std::lock_guard<std::mutex> lock(L.mu);
   if (auto it = L.kernels.find(key); it != L.kernels.end()) {
     origin = Origin::memory;
     return it->second.second;
   }
-  const std::string name = kernel_name(k);
+  const std::string name = kernel_name(kernel_key);
   const auto image = cubin_for(k, name, arch_of(device), DiskCache(settings().kernel_cache_dir), &origin);
   cudaLibrary_t lib;
   TESSERA_CHECK_CUDA(cudaLibraryLoadData(&lib, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
@@ -132,11 +128,13 @@ struct Dims {
 };
 }  // namespace
 
-Origin launch(const Kernel& k, const Args& a, Device device, const Stream& s) {
+Origin launch(const Kernel& k, const Args& a, Device device, const Stream& s) { return launch(k, k.key(), a, device, s); }
+
+Origin launch(const Kernel& k, const std::string& key, const Args& a, Device device, const Stream& s) {
   if (!device.is_cuda()) throw InvalidArgument("jit::launch: " + device.str() + " is not a CUDA device");
   DeviceGuard guard(device);
   Origin origin = Origin::memory;
-  const cudaKernel_t fn = kernel_for(k, device.index(), origin);
+  const cudaKernel_t fn = kernel_for(k, key, device.index(), origin);
   if (a.n == 0) return origin;
   // Each parameter's value, in the generated signature's order (jit_ir.cpp params()).
   const int R = k.rank;

@@ -12,7 +12,9 @@ std::vector<char> compile_cubin(const std::string&, const std::string& name, int
   throw BackendUnavailable("jit: kernel " + name + " needs NVRTC, and this Tessera was built without CUDA");
 }
 
-Origin launch(const Kernel& k, const Args&, Device device, const Stream&) {
+Origin launch(const Kernel& k, const Args& a, Device device, const Stream& s) { return launch(k, k.key(), a, device, s); }
+
+Origin launch(const Kernel& k, const std::string&, const Args&, Device device, const Stream&) {
   throw BackendUnavailable("jit: a fused kernel (" + k.key() + ") on " + device.str() +
                            " needs a CUDA build of Tessera");
 }

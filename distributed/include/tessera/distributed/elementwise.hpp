@@ -79,6 +79,16 @@ TESSERA_DIST_BINARY(operator*)
 TESSERA_DIST_BINARY(operator/)
 TESSERA_DIST_BINARY(minimum)
 TESSERA_DIST_BINARY(maximum)
+TESSERA_DIST_BINARY(operator==)
+TESSERA_DIST_BINARY(operator!=)
+TESSERA_DIST_BINARY(operator<)
+TESSERA_DIST_BINARY(operator<=)
+TESSERA_DIST_BINARY(operator>)
+TESSERA_DIST_BINARY(operator>=)
+TESSERA_DIST_BINARY(logical_and)
+TESSERA_DIST_BINARY(logical_or)
+TESSERA_DIST_BINARY(pow)
+TESSERA_DIST_BINARY(arctan2)
 #undef TESSERA_DIST_BINARY
 
 /// -x, lazy.
@@ -87,6 +97,58 @@ auto operator-(const X& x) {
   using local::operator-;
   return detail::make(-detail::local_of(x), detail::layout_of(x));
 }
+
+/// Math functions, logical not, real/imag/conj/angle as named lazy nodes (local/expr/tree.hpp's),
+/// evaluated by either executor (nvcc's, or the runtime kernel compiler in plain C++ code).
+#define TESSERA_DIST_UNARY(FN)                                          \
+  template <class X> requires DOperand<X>                               \
+  auto FN(const X& x) {                                                 \
+    return detail::make(local::FN(detail::local_of(x)), detail::layout_of(x)); \
+  }
+TESSERA_DIST_UNARY(abs)
+TESSERA_DIST_UNARY(sqrt)
+TESSERA_DIST_UNARY(rsqrt)
+TESSERA_DIST_UNARY(exp)
+TESSERA_DIST_UNARY(expm1)
+TESSERA_DIST_UNARY(log)
+TESSERA_DIST_UNARY(log1p)
+TESSERA_DIST_UNARY(sin)
+TESSERA_DIST_UNARY(cos)
+TESSERA_DIST_UNARY(tan)
+TESSERA_DIST_UNARY(tanh)
+TESSERA_DIST_UNARY(sinh)
+TESSERA_DIST_UNARY(cosh)
+TESSERA_DIST_UNARY(asin)
+TESSERA_DIST_UNARY(acos)
+TESSERA_DIST_UNARY(atan)
+TESSERA_DIST_UNARY(floor)
+TESSERA_DIST_UNARY(ceil)
+TESSERA_DIST_UNARY(round)
+TESSERA_DIST_UNARY(real)
+TESSERA_DIST_UNARY(imag)
+TESSERA_DIST_UNARY(conj)
+TESSERA_DIST_UNARY(angle)
+TESSERA_DIST_UNARY(logical_not)
+#undef TESSERA_DIST_UNARY
+
+/// Elementwise conversion to U (lazy).
+template <class U, class X> requires DOperand<X>
+auto cast(const X& x) {
+  return detail::make(local::cast<U>(detail::local_of(x)), detail::layout_of(x));
+}
+/// numpy.where(c, a, b) on operands of the same blocks (scalars broadcast), lazy.
+template <class C, class A, class B>
+  requires DOperand<C>
+auto where(const C& c, const A& a, const B& b) {
+  constexpr int R = detail::rank_of<C>();
+  const Layout<R>* l = detail::layout_of(c);
+  if constexpr (DOperand<A>) l = detail::merge<R>(l, detail::layout_of(a), "where");
+  if constexpr (DOperand<B>) l = detail::merge<R>(l, detail::layout_of(b), "where");
+  return detail::make(local::where(detail::local_of(c), detail::local_of(a), detail::local_of(b)), l);
+}
+/// numpy.clip (lazy).
+template <class X, class L, class H> requires DOperand<X>
+auto clip(const X& x, const L& lo, const H& hi) { return minimum(maximum(x, lo), hi); }
 
 /// f applied to the local operands (interiors, local expressions, scalars) of each rank.
 template <class F, class... Xs>

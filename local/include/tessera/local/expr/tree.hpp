@@ -259,6 +259,7 @@ TESSERA_BINARY_OP(OrOp, "logical_or", bool(x) || bool(y))
 TESSERA_BINARY_OP(MinOp, "minimum", (y < x ? y : x))
 TESSERA_BINARY_OP(MaxOp, "maximum", (x < y ? y : x))
 TESSERA_BINARY_OP(PowOp, "pow", xm::pow(x, y))
+TESSERA_BINARY_OP(Atan2Op, "arctan2", xm::atan2(x, y))
 #undef TESSERA_BINARY_OP
 
 #define TESSERA_UNARY_OP(NAME, EXPR)                                  \
@@ -276,7 +277,29 @@ TESSERA_UNARY_OP(SinOp, xm::sin(x))
 TESSERA_UNARY_OP(CosOp, xm::cos(x))
 TESSERA_UNARY_OP(TanOp, xm::tan(x))
 TESSERA_UNARY_OP(TanhOp, xm::tanh(x))
+TESSERA_UNARY_OP(Expm1Op, xm::expm1(x))
+TESSERA_UNARY_OP(Log1pOp, xm::log1p(x))
+TESSERA_UNARY_OP(SinhOp, xm::sinh(x))
+TESSERA_UNARY_OP(CoshOp, xm::cosh(x))
+TESSERA_UNARY_OP(AsinOp, xm::asin(x))
+TESSERA_UNARY_OP(AcosOp, xm::acos(x))
+TESSERA_UNARY_OP(AtanOp, xm::atan(x))
+TESSERA_UNARY_OP(FloorOp, xm::floor(x))
+TESSERA_UNARY_OP(CeilOp, xm::ceil(x))
+TESSERA_UNARY_OP(RoundOp, xm::rint(x))  // numpy.round: halves to even
+TESSERA_UNARY_OP(ArgOp, xm::arg(x))
 #undef TESSERA_UNARY_OP
+// 1/sqrt(x): CUDA's rsqrt on the device (one instruction; both executors use it), the quotient
+// on the host.
+struct RsqrtOp {
+  template <class X> TESSERA_HD static auto apply(const X& x) {
+#ifdef __CUDA_ARCH__
+    if constexpr (std::is_same_v<X, float>) return ::rsqrtf(x); else return ::rsqrt(static_cast<double>(x));
+#else
+    if constexpr (std::is_same_v<X, float>) return 1.0f / std::sqrt(x); else return 1.0 / std::sqrt(static_cast<double>(x));
+#endif
+  }
+};
 struct RealOp {
   template <class X> TESSERA_HD static auto apply(const X& x) {
     if constexpr (is_cplx<X>::value) return x.real(); else return x;
@@ -339,6 +362,8 @@ TESSERA_BINARY_FN(logical_or, OrOp)
 TESSERA_BINARY_FN(minimum, MinOp)
 TESSERA_BINARY_FN(maximum, MaxOp)
 TESSERA_BINARY_FN(pow, PowOp)
+TESSERA_BINARY_FN(arctan2, Atan2Op)
+TESSERA_BINARY_FN(atan2, Atan2Op)
 #undef TESSERA_BINARY_FN
 
 /// Elementwise negation, logical not, math functions and real/imag/conj of an array or expression (lazy).
@@ -355,10 +380,26 @@ TESSERA_UNARY_FN(sin, SinOp)
 TESSERA_UNARY_FN(cos, CosOp)
 TESSERA_UNARY_FN(tan, TanOp)
 TESSERA_UNARY_FN(tanh, TanhOp)
+TESSERA_UNARY_FN(rsqrt, RsqrtOp)
+TESSERA_UNARY_FN(expm1, Expm1Op)
+TESSERA_UNARY_FN(log1p, Log1pOp)
+TESSERA_UNARY_FN(sinh, SinhOp)
+TESSERA_UNARY_FN(cosh, CoshOp)
+TESSERA_UNARY_FN(asin, AsinOp)
+TESSERA_UNARY_FN(acos, AcosOp)
+TESSERA_UNARY_FN(atan, AtanOp)
+TESSERA_UNARY_FN(floor, FloorOp)
+TESSERA_UNARY_FN(ceil, CeilOp)
+TESSERA_UNARY_FN(round, RoundOp)
+TESSERA_UNARY_FN(angle, ArgOp)
 TESSERA_UNARY_FN(real, RealOp)
 TESSERA_UNARY_FN(imag, ImagOp)
 TESSERA_UNARY_FN(conj, ConjOp)
 #undef TESSERA_UNARY_FN
+
+/// numpy.clip: minimum(maximum(x, lo), hi) (lazy).
+template <class X, class L, class H> requires Operand<X>
+auto clip(const X& x, const L& lo, const H& hi) { return minimum(maximum(x, lo), hi); }
 
 /// Elementwise conversion to element type U (complex -> real keeps the real part; lazy).
 template <class U, class X> requires Operand<X>

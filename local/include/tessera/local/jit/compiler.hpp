@@ -89,5 +89,8 @@ struct Args {
 /// Evaluates `k` with `args` on `device`'s stream `s`: the kernel from the context's memory cache,
 /// else the disk cache, else NVRTC. BackendUnavailable without CUDA. Returns where it came from.
 Origin launch(const Kernel& k, const Args& args, Device device, const Stream& s);
+/// The same with `key` == k.key() computed by the caller (a front end that knows it once per
+/// expression type saves building it on every launch).
+Origin launch(const Kernel& k, const std::string& key, const Args& args, Device device, const Stream& s);
 
 }  // namespace tessera::local::jit

@@ -20,6 +20,7 @@ enum class Op : std::uint8_t {
   scalar,  // scalar argument `slot`
   neg, logical_not, abs, sqrt, exp, log, sin, cos, tan, tanh, real, imag, conj, cast,
   add, sub, mul, div, eq, ne, lt, le, gt, ge, logical_and, logical_or, minimum, maximum, pow,
+  rsqrt, expm1, log1p, sinh, cosh, asin, acos, atan, floor, ceil, round, arg, atan2,
   where,  // a ? b : c (a is the condition)
 };
 

@@ -2,7 +2,9 @@
 // IR and launch arguments: a compile-time walk over the tree's node types, so that any translation
 // unit (g++, clang, nvcc) can hand a fused expression to the runtime kernel compiler.
 #pragma once
+#include <array>
 #include <cstring>
+#include <string>
 #include <type_traits>
 
 #include "tessera/local/expr/tree.hpp"
@@ -44,6 +46,19 @@ TESSERA_JIT_OP(OrOp, logical_or)
 TESSERA_JIT_OP(MinOp, minimum)
 TESSERA_JIT_OP(MaxOp, maximum)
 TESSERA_JIT_OP(PowOp, pow)
+TESSERA_JIT_OP(Atan2Op, atan2)
+TESSERA_JIT_OP(RsqrtOp, rsqrt)
+TESSERA_JIT_OP(Expm1Op, expm1)
+TESSERA_JIT_OP(Log1pOp, log1p)
+TESSERA_JIT_OP(SinhOp, sinh)
+TESSERA_JIT_OP(CoshOp, cosh)
+TESSERA_JIT_OP(AsinOp, asin)
+TESSERA_JIT_OP(AcosOp, acos)
+TESSERA_JIT_OP(AtanOp, atan)
+TESSERA_JIT_OP(FloorOp, floor)
+TESSERA_JIT_OP(CeilOp, ceil)
+TESSERA_JIT_OP(RoundOp, round)
+TESSERA_JIT_OP(ArgOp, arg)
 #undef TESSERA_JIT_OP
 template <class U> struct op_of<CastOp<U>> { static constexpr jit::Op value = jit::Op::cast; };
 
@@ -121,7 +136,18 @@ Lowered lower_assignment(const Array<T, R>& dst, const E& e, bool linear) {
 template <class T, int R, class E>
 void eval_jit(const Array<T, R>& dst, const E& e, bool linear) {
   const auto L = jit_lowering::lower_assignment(dst, e, linear);
-  jit::launch(L.kernel, L.args, dst.device(), Stream::default_for(dst.device()));
+  // The IR depends only on the expression's type and the path, so its keys are built once per
+  // instantiation (the per-launch cost is then the argument packing and one map lookup).
+  static const std::array<std::string, 3> keys = [&] {
+    jit::Kernel k = L.kernel;
+    std::array<std::string, 3> s;
+    k.linear = true, s[0] = k.key();
+    k.linear = false, k.index32 = true, s[1] = k.key();
+    k.index32 = false, s[2] = k.key();
+    return s;
+  }();
+  const auto& key = keys[linear ? 0 : L.kernel.index32 ? 1 : 2];
+  jit::launch(L.kernel, key, L.args, dst.device(), Stream::default_for(dst.device()));
   detail::note_kernel_launch();
 }
 

@@ -1,0 +1,66 @@
+// Distributed fused expressions from a plain C++ translation unit (g++, no nvcc): on GPU arrays
+// they go through the runtime kernel compiler, on host arrays through the host executor; the named
+// math nodes (td::sin, td::where, td::clip, ...) against a serial reference from the global index.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "device_test.hpp"
+#include "tessera/distributed/elementwise.hpp"
+#include "tessera/local/basic_ops.hpp"
+
+namespace {
+using namespace tessera;
+using namespace tessera::distributed;
+
+template <class T> std::vector<T> interior(const Array<T, 2>& a) {
+  auto c = local::empty<T, 2>(a.interior().shape(), a.device());
+  local::copy(c, a.interior());
+  return local::to_host(c);
+}
+// f(global row, global column) on this rank's block.
+template <class T, class F> Array<T, 2> filled(const Layout<2>& l, Device d, F f) {
+  const auto b = l.local_box();
+  std::vector<T> host;
+  for (index_t i = b.lo[0]; i < b.hi[0]; ++i)
+    for (index_t j = b.lo[1]; j < b.hi[1]; ++j) host.push_back(f(i, j));
+  Array<T, 2> a(l, d);
+  if (!host.empty()) local::copy(a.interior(), local::from_host(host, b.shape(), d));
+  return a;
+}
+
+template <class K> class ElementwiseJit : public tessera::testing::DeviceTest<K> {};
+TYPED_TEST_SUITE(ElementwiseJit, tessera::testing::DeviceKinds, tessera::testing::DeviceKindNames);
+
+TYPED_TEST(ElementwiseJit, NamedMathNodesInPlainCpp) {
+  const Device d = this->device();
+  const auto l = Layout<2>::block(ProcessGrid::balanced(tessera::testing::world(), 2), {37, 23});
+  auto fa = [](index_t i, index_t j) { return std::sin(0.3 * i + 0.7 * j) * 2.5; };
+  auto fb = [](index_t i, index_t j) { return 0.01 * double(i * 23 + j) - 3.0; };
+  const auto a = filled<double>(l, d, fa), b = filled<double>(l, d, fb);
+  Array<double, 2> u(l, d), v(l, d);
+  u = where(a > 0.0, a, 0.0) + sin(a) * clip(b, -1.0, 1.0) + arctan2(a, b) - expm1(a / 4.0) + floor(b) * 0.5;
+  v = sqrt(abs(a)) + log1p(abs(b)) + cosh(a / 3.0) - round(b * 2.0) + rsqrt(abs(a) + 1.0) + cast<double>(b > a);
+  const auto ug = interior(u), vg = interior(v);
+  const auto box = l.local_box();
+  std::size_t k = 0;
+  for (index_t i = box.lo[0]; i < box.hi[0]; ++i)
+    for (index_t j = box.lo[1]; j < box.hi[1]; ++j, ++k) {
+      const double x = fa(i, j), y = fb(i, j);
+      const double uw = (x > 0 ? x : 0.0) + std::sin(x) * std::min(std::max(y, -1.0), 1.0) + std::atan2(x, y) -
+                        std::expm1(x / 4.0) + std::floor(y) * 0.5;
+      const double vw = std::sqrt(std::abs(x)) + std::log1p(std::abs(y)) + std::cosh(x / 3.0) - std::rint(y * 2.0) +
+                        1.0 / std::sqrt(std::abs(x) + 1.0) + (y > x ? 1.0 : 0.0);
+      EXPECT_NEAR(ug[k], uw, 1e-12 * (1 + std::abs(uw))) << i << "," << j;
+      EXPECT_NEAR(vg[k], vw, 1e-12 * (1 + std::abs(vw))) << i << "," << j;
+    }
+  // Operands of other blocks still throw, from plain C++ too.
+  const auto other = Layout<2>(ProcessGrid(tessera::testing::world()), {37, 23}, {-1, 0});
+  if (!other.same_blocks(l)) {
+    const auto c = filled<double>(other, d, fa);
+    EXPECT_THROW((void)(sin(a) + c), LayoutMismatch);
+  }
+}
+
+}  // namespace
