@@ -22,6 +22,7 @@
 #include "tessera/local/expr.hpp"
 #include "tessera/local/jit/compiler.hpp"
 #include "tessera/local/jit/lower.hpp"
+#include "tessera/local/jit/string_kernel.hpp"
 #if TESSERA_HAVE_CUDA
 #include "jit_reference.hpp"
 #endif
@@ -283,6 +284,36 @@ TEST(JitCache, RanksCompilingOneKernelAtOnceShareOneFile) {
   EXPECT_EQ(entries, 1u);
 }
 
+// ---- string kernels ----
+TEST(StringKernel, ParametersAndSource) {
+  const auto in = jit::parse_params("T x, float64 y", false);
+  ASSERT_EQ(in.size(), 2u);
+  EXPECT_EQ(in[0].type, "T");
+  EXPECT_EQ(in[1].name, "y");
+  EXPECT_THROW(jit::parse_params("T", false), tessera::InvalidArgument);
+  EXPECT_THROW(jit::parse_params("T x y", false), tessera::InvalidArgument);
+  EXPECT_THROW(jit::parse_params("", true), tessera::InvalidArgument);
+  EXPECT_THROW(tl::ElementwiseKernel("T x", "T z", "z = x", "not a name"), tessera::InvalidArgument);
+  auto params = in;
+  params.push_back({"T", "z", true});
+  const std::string src = jit::string_kernel_source(params, {DType::float32, DType::float64, DType::float32},
+                                                    {false, false, false}, "z = x * sin(y)", "k", 1, true);
+  for (const char* want : {"typedef float T;", "const float x = p0[i];", "const double y = p1[i];", "float& z = p2[i];",
+                           "z = x * sin(y);"})
+    EXPECT_NE(src.find(want), std::string::npos) << want << "\n" << src;
+  if (jit::nvrtc_available()) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) EXPECT_NO_THROW((void)jit::compile_cubin(src, "k", 90));
+  }
+}
+
+TEST(StringKernel, HostArraysAreRefused) {
+  tl::ElementwiseKernel k("T x", "T z", "z = x + 1");
+  Array<float, 1> x(tl::Shape<1>{4}, Device::host()), z(tl::Shape<1>{4}, Device::host());
+  EXPECT_THROW(k(x, z), tessera::BackendUnavailable);
+}
+
 // ---- on a GPU: NVRTC against the nvcc executor, bit for bit ----
 template <class K> class JitDevice : public tessera::testing::DeviceTest<K> {};
 TYPED_TEST_SUITE(JitDevice, tessera::testing::DeviceKinds, tessera::testing::DeviceKindNames);
@@ -360,6 +391,41 @@ TYPED_TEST(JitDevice, AgreesWithTheNvccExecutorBitForBit) {
 #else
   GTEST_SKIP() << "no CUDA";
 #endif
+}
+
+TYPED_TEST(JitDevice, StringKernelsLikeCupy) {
+  const Device d = this->device();
+  if (d.is_host()) GTEST_SKIP() << "string kernels run on GPU arrays";
+  const index_t r = 300, c = 257;
+  const tl::Shape<2> s{r, c};
+  const auto xv = values<float>(r * c, 1), yv = values<float>(r * c, 2), rowv = values<float>(c, 3);
+  auto x = tl::from_host(xv, s, d), y = tl::from_host(yv, s, d);
+  auto row = tl::from_host(rowv, tl::Shape<2>{1, c}, d);
+  tl::ElementwiseKernel k("T x, T y, T w", "T z", "z = x * sinf(y) + w + i % 3", "sin_row");
+  auto z = k.returning<float, 2>(x, y, row);
+  const auto zv = tl::to_host(z);
+  for (index_t i = 0; i < r * c; ++i) {
+    const float want = xv[i] * std::sin(yv[i]) + rowv[i % c] + static_cast<float>(i % 3);
+    ASSERT_NEAR(zv[i], want, 1e-5f * (1 + std::abs(want))) << i;
+  }
+  // A scalar input takes the placeholder's type; a transposed (strided) operand.
+  tl::ElementwiseKernel axpy("T a, T x, T y", "T z", "z = a * x + y", "axpy");
+  Array<float, 2> zt(tl::Shape<2>{c, r}, d);
+  axpy(2, x.transpose(), y.transpose(), zt);
+  const auto ztv = tl::to_host(zt);
+  for (index_t i = 0; i < r; i += 7)
+    for (index_t j = 0; j < c; j += 5) ASSERT_FLOAT_EQ(ztv[j * r + i], 2 * xv[i * c + j] + yv[i * c + j]);
+  // Mismatched placeholders and bodies that do not compile throw, naming the kernel.
+  auto xd = tl::from_host(values<double>(r * c, 1), s, d);
+  EXPECT_THROW(k(x, xd, row, z), tessera::InvalidArgument);
+  tl::ElementwiseKernel broken("T x", "T z", "z = x + no_such_thing", "broken_body");
+  try {
+    broken(x, z);
+    FAIL() << "no CompileError";
+  } catch (const jit::CompileError& e) {
+    EXPECT_NE(std::string(e.what()).find("broken_body"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no_such_thing"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "tessera/local/jit/ir.hpp"
 #include "tessera/local/jit/compiler.hpp"
 #include "tessera/local/jit/lower.hpp"
+#include "tessera/local/jit/string_kernel.hpp"
 #include "tessera/local/expr.hpp"
 #include "tessera/local/reduce.hpp"
 #include "tessera/local/philox.hpp"

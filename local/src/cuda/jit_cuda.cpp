@@ -105,7 +105,9 @@ std::string kernel_name(const std::string& key) {
   return b;
 }
 
-cudaKernel_t kernel_for(const Kernel& k, const std::string& kernel_key, int device, Origin& origin) {
+// The kernel `name` for memory-cache key `kernel_key` on `device`, its cubin from `image()` on a miss.
+cudaKernel_t kernel_for(const std::string& kernel_key, const std::string& name, int device, Origin& origin,
+                        const std::function<std::vector<char>(int arch)>& image_for) {
   Loaded& L = loaded();
   const auto key = std::make_pair(device, kernel_key);
   std::lock_guard<std::mutex> lock(L.mu);
@@ -113,8 +115,7 @@ cudaKernel_t kernel_for(const Kernel& k, const std::string& kernel_key, int devi
     origin = Origin::memory;
     return it->second.second;
   }
-  const std::string name = kernel_name(kernel_key);
-  const auto image = cubin_for(k, name, arch_of(device), DiskCache(settings().kernel_cache_dir), &origin);
+  const auto image = image_for(arch_of(device));
   cudaLibrary_t lib;
   TESSERA_CHECK_CUDA(cudaLibraryLoadData(&lib, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
   cudaKernel_t fn;
@@ -134,7 +135,10 @@ Origin launch(const Kernel& k, const std::string& key, const Args& a, Device dev
   if (!device.is_cuda()) throw InvalidArgument("jit::launch: " + device.str() + " is not a CUDA device");
   DeviceGuard guard(device);
   Origin origin = Origin::memory;
-  const cudaKernel_t fn = kernel_for(k, key, device.index(), origin);
+  const std::string name = kernel_name(key);
+  const cudaKernel_t fn = kernel_for(key, name, device.index(), origin, [&](int arch) {
+    return cubin_for(k, name, arch, DiskCache(settings().kernel_cache_dir), &origin);
+  });
   if (a.n == 0) return origin;
   // Each parameter's value, in the generated signature's order (jit_ir.cpp params()).
   const int R = k.rank;
@@ -160,6 +164,35 @@ Origin launch(const Kernel& k, const std::string& key, const Args& a, Device dev
   const long long per_block = k.linear ? static_cast<long long>(threads) * k.unroll() : threads;
   long long blocks = (n + per_block - 1) / per_block;
   blocks = k.linear ? std::min(blocks, 1ll << 30) : std::min(blocks, 16ll * multiprocessors(device.index()));
+  TESSERA_CHECK_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(fn), dim3(static_cast<unsigned>(blocks)),
+                                      dim3(threads), params.data(), 0, static_cast<cudaStream_t>(s.native())));
+  return origin;
+}
+
+Origin launch_source(const std::string& source, const std::string& name, Device device, const Stream& s, std::int64_t n,
+                     const std::function<void(std::vector<void*>&, std::vector<std::vector<long long>>&)>& pack) {
+  if (!device.is_cuda()) throw InvalidArgument("jit::launch_source: " + device.str() + " is not a CUDA device");
+  DeviceGuard guard(device);
+  Origin origin = Origin::memory;
+  const cudaKernel_t fn = kernel_for("src:" + source, name, device.index(), origin, [&](int arch) {
+    const std::string key = disk_key(source, arch);
+    const DiskCache cache(settings().kernel_cache_dir);
+    if (auto image = cache.load(key)) {
+      origin = Origin::disk;
+      return *image;
+    }
+    auto image = compile_cubin(source, name, arch);
+    cache.store(key, image);
+    origin = Origin::compiled;
+    return image;
+  });
+  if (n == 0) return origin;
+  long long count = n;
+  std::vector<void*> params{&count};
+  std::vector<std::vector<long long>> keep;
+  pack(params, keep);
+  constexpr int threads = 256;
+  const long long blocks = std::min<long long>((n + threads - 1) / threads, 1ll << 30);
   TESSERA_CHECK_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(fn), dim3(static_cast<unsigned>(blocks)),
                                       dim3(threads), params.data(), 0, static_cast<cudaStream_t>(s.native())));
   return origin;

@@ -19,4 +19,9 @@ Origin launch(const Kernel& k, const std::string&, const Args&, Device device, c
                            " needs a CUDA build of Tessera");
 }
 
+Origin launch_source(const std::string&, const std::string& name, Device device, const Stream&, std::int64_t,
+                     const std::function<void(std::vector<void*>&, std::vector<std::vector<long long>>&)>&) {
+  throw BackendUnavailable("jit: kernel " + name + " on " + device.str() + " needs a CUDA build of Tessera");
+}
+
 }  // namespace tessera::local::jit

@@ -89,6 +89,11 @@ struct Args {
 /// Evaluates `k` with `args` on `device`'s stream `s`: the kernel from the context's memory cache,
 /// else the disk cache, else NVRTC. BackendUnavailable without CUDA. Returns where it came from.
 Origin launch(const Kernel& k, const Args& args, Device device, const Stream& s);
+/// Launches the extern "C" kernel `name` of `source` (a grid-stride loop over n elements; cached
+/// as generated kernels are) on `s`: its first parameter is n, `pack` appends pointers to the
+/// others' values (and may keep storage for them in `keep`).
+Origin launch_source(const std::string& source, const std::string& name, Device device, const Stream& s, std::int64_t n,
+                     const std::function<void(std::vector<void*>&, std::vector<std::vector<long long>>&)>& pack);
 /// The same with `key` == k.key() computed by the caller (a front end that knows it once per
 /// expression type saves building it on every launch).
 Origin launch(const Kernel& k, const std::string& key, const Args& args, Device device, const Stream& s);
