@@ -104,15 +104,63 @@ template <class X> __device__ __forceinline__ auto conj(const X& x) {
 }  // namespace tj
 )";
 
-std::string apply(const OpInfo& o, const std::string& x, const std::string& y) {
+// Kernels without complex values (most) skip libcu++: NVRTC takes about a second to parse
+// <cuda/std/complex> and <cuda/std/cmath>, against tens of milliseconds without them. The math
+// functions are then CUDA's own global ones, which cuda::std:: forwards to (same results).
+constexpr const char* kRealPrelude = R"(namespace tj {
+template <class A, class B> struct same { static constexpr bool value = false; };
+template <class A> struct same<A, A> { static constexpr bool value = true; };
+template <class To, class From> __device__ __forceinline__ To convert(const From& v) { return static_cast<To>(v); }
+template <class X, class Y> __device__ __forceinline__ auto mul(const X& x, const Y& y) { return x * y; }
+template <class X> __device__ __forceinline__ X real(const X& x) { return x; }
+template <class X> __device__ __forceinline__ X imag(const X&) { return X(0); }
+template <class X> __device__ __forceinline__ X conj(const X& x) { return x; }
+template <class X> __device__ __forceinline__ auto rsqrt(const X& x) {
+  if constexpr (same<X, float>::value) return ::rsqrtf(x); else return ::rsqrt(static_cast<double>(x));
+}
+template <class X> __device__ __forceinline__ X iabs(const X& x) { return x < X(0) ? -x : x; }
+}  // namespace tj
+)";
+
+bool integral(DType t) { return t == DType::boolean || t == DType::int32 || t == DType::int64; }
+bool complex_type(DType t) { return t == DType::complex64 || t == DType::complex128; }
+// Whether kernel k needs libcu++ (complex values, or arg, whose real form is std::arg's).
+bool needs_libcu(const Kernel& k) {
+  for (const Node& n : k.nodes)
+    if (complex_type(n.type) || n.op == Op::arg) return true;
+  return complex_type(k.out);
+}
+// The code of node n without libcu++: cuda::std::f(x) as CUDA's ::f, integers promoted to double
+// as cuda::std's integer overloads do; abs of integers and floats spelled out.
+std::string real_code(const OpInfo& o, const Node& n, const Kernel& k) {
+  const DType ta = k.nodes[n.a].type;
+  std::string code = o.code;
+  if (n.op == Op::abs) return integral(ta) ? "tj::iabs(x)" : ta == DType::float32 ? "::fabsf(x)" : "::fabs(x)";
+  const std::string from = "cuda::std::";
+  if (code.rfind(from, 0) != 0) return code;
+  code = "::" + code.substr(from.size());
+  const bool promote_x = integral(ta), promote_y = n.b >= 0 && integral(k.nodes[n.b].type);
+  std::string out;
+  for (std::size_t i = 0; i < code.size(); ++i) {
+    const char c = code[i];
+    const bool alone = (i == 0 || !std::isalnum(static_cast<unsigned char>(code[i - 1]))) &&
+                       (i + 1 == code.size() || !std::isalnum(static_cast<unsigned char>(code[i + 1])));
+    if (alone && c == 'x' && promote_x) out += "static_cast<double>(x)";
+    else if (alone && c == 'y' && promote_y) out += "static_cast<double>(y)";
+    else out += c;
+  }
+  return out;
+}
+
+std::string apply(const std::string& code, const std::string& x, const std::string& y) {
   std::string s;
-  for (const char* p = o.code; *p; ++p) {
-    if (*p == 'x' && (p == o.code || !std::isalnum(static_cast<unsigned char>(p[-1]))) && !std::isalnum(static_cast<unsigned char>(p[1])))
-      s += x;
-    else if (*p == 'y' && (p == o.code || !std::isalnum(static_cast<unsigned char>(p[-1]))) && !std::isalnum(static_cast<unsigned char>(p[1])))
-      s += y;
-    else
-      s += *p;
+  for (std::size_t i = 0; i < code.size(); ++i) {
+    const char c = code[i];
+    const bool alone = (i == 0 || !std::isalnum(static_cast<unsigned char>(code[i - 1]))) &&
+                       (i + 1 == code.size() || !std::isalnum(static_cast<unsigned char>(code[i + 1])));
+    if (alone && c == 'x') s += x;
+    else if (alone && c == 'y') s += y;
+    else s += c;
   }
   return s;
 }
@@ -145,7 +193,10 @@ std::string body(const Kernel& k, const std::string& indent) {
           << ta << ">(" << v(n.c) << ");\n";
         break;
       }
-      default: o << "const auto " << v(me) << " = " << apply(info(n.op), v(n.a), n.b >= 0 ? v(n.b) : "") << ";\n";
+      default: {
+        const std::string code = needs_libcu(k) ? std::string(info(n.op).code) : real_code(info(n.op), n, k);
+        o << "const auto " << v(me) << " = " << apply(code, v(n.a), n.b >= 0 ? v(n.b) : "") << ";\n";
+      }
     }
   }
   return o.str();
@@ -195,9 +246,10 @@ std::string Kernel::key() const {
 
 int Kernel::unroll() const {
   std::size_t narrowest = SIZE_MAX;
+  int loads = 0;
   for (const Node& n : nodes)
-    if (n.op == Op::load) narrowest = std::min(narrowest, dtype_size(n.type));
-  return dtype_size(out) >= 8 && narrowest >= 8 ? 1 : 4;
+    if (n.op == Op::load) narrowest = std::min(narrowest, dtype_size(n.type)), ++loads;
+  return (dtype_size(out) >= 8 && narrowest >= 8) || loads > 4 ? 1 : 4;
 }
 
 void Kernel::validate() const {
@@ -249,7 +301,7 @@ std::string cuda_type(DType t) {
 std::string generate_cuda(const Kernel& k, const std::string& name) {
   k.validate();
   std::ostringstream o;
-  o << kPrelude << "struct Dims { long long v[" << k.rank << "]; };\n";
+  o << (needs_libcu(k) ? kPrelude : kRealPrelude) << "struct Dims { long long v[" << k.rank << "]; };\n";
   o << "// " << k.key() << "\n";
   o << "extern \"C\" __global__ void " << name << "(" << params(k) << ") {\n";
   const std::string D = cuda_type(k.out), root = v(static_cast<int>(k.nodes.size()) - 1);

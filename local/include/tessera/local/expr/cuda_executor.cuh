@@ -27,12 +27,24 @@ template <class C, class A, class B> struct narrowest_load<Where<C, A, B>> {
       std::min({narrowest_load<C>::value, narrowest_load<A>::value, narrowest_load<B>::value});
 };
 
+// The number of array loads of a tree.
+template <class E> struct load_count { static constexpr int value = 0; };
+template <class T, int R> struct load_count<Leaf<T, R>> { static constexpr int value = 1; };
+template <class Op, class A> struct load_count<Unary<Op, A>> : load_count<A> {};
+template <class Op, class A, class B> struct load_count<Binary<Op, A, B>> {
+  static constexpr int value = load_count<A>::value + load_count<B>::value;
+};
+template <class C, class A, class B> struct load_count<Where<C, A, B>> {
+  static constexpr int value = load_count<C>::value + load_count<A>::value + load_count<B>::value;
+};
+
 // Elements per thread of the linear kernel, each load issued before the stores: 1 where every
-// load and the store are 8 bytes or wider, else 4. On an H200 at 2^28 (raw kernels), triad f64
-// 4500 GB/s with 1 against 4476 with 4 (c64 4497 / 4482, c128 4503 / 4478) and 2 was no better;
-// 4-byte loads need 4 (triad f32 4470 against 3493 with 1, the f32 -> f64 cast 4133 against 2915).
+// load and the store are 8 bytes or wider, or where there are more than 4 loads; else 4 (the
+// runtime compiler's Kernel::unroll() is the same rule; the measurements are in the docs'
+// performance notes in the README).
 template <class D, class E>
-inline constexpr int kLinearUnroll = sizeof(D) >= 8 && narrowest_load<E>::value >= 8 ? 1 : 4;
+inline constexpr int kLinearUnroll =
+    (sizeof(D) >= 8 && narrowest_load<E>::value >= 8) || load_count<E>::value > 4 ? 1 : 4;
 
 template <class D, class E>
 __global__ void eval_linear_kernel(D* out, E e, index_t n) {

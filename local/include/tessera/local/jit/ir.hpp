@@ -50,7 +50,7 @@ struct Kernel {
   /// A string that identifies the generated kernel: structure, types, rank, path.
   std::string key() const;
   /// Elements per thread of the linear path: 1 where the output and every load are 8 bytes or
-  /// wider, else 4 (the nvcc executor's kLinearUnroll, measured there).
+  /// wider or there are more than 4 loads, else 4 (the nvcc executor's kLinearUnroll).
   int unroll() const;
   /// Throws InvalidArgument for operands out of order, a bad slot, a type the op cannot take.
   void validate() const;
