@@ -15,6 +15,7 @@
 #pragma once
 #include <array>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
