@@ -63,4 +63,28 @@ TYPED_TEST(ElementwiseJit, NamedMathNodesInPlainCpp) {
   }
 }
 
+TYPED_TEST(ElementwiseJit, StringKernelOnDistributedArrays) {
+  const Device d = this->device();
+  const auto l = Layout<2>::block(ProcessGrid::balanced(tessera::testing::world(), 2), {29, 17}, {1, 1});
+  auto fa = [](index_t i, index_t j) { return 0.25 * double(i) - 0.5 * double(j); };
+  const auto a = filled<double>(l, d, fa);
+  Array<double, 2> z(l, d);
+  local::ElementwiseKernel k("T x, T s", "T z", "z = s * x * x + 1", "dist_square");
+  const auto other = Layout<2>(ProcessGrid(tessera::testing::world()), {29, 17}, {-1, 0});
+  if (!other.same_blocks(l)) {
+    const Array<double, 2> c(other, d);
+    EXPECT_THROW(launch(k, a, 2.0, c), LayoutMismatch);
+  }
+  if (d.is_host()) {
+    EXPECT_THROW(launch(k, a, 2.0, z), BackendUnavailable);  // string kernels are GPU kernels
+    return;
+  }
+  launch(k, a, 2.0, z);  // interiors with halos: strided operands
+  const auto zg = interior(z);
+  const auto box = l.local_box();
+  std::size_t n = 0;
+  for (index_t i = box.lo[0]; i < box.hi[0]; ++i)
+    for (index_t j = box.lo[1]; j < box.hi[1]; ++j, ++n) EXPECT_DOUBLE_EQ(zg[n], 2.0 * fa(i, j) * fa(i, j) + 1) << i << "," << j;
+}
+
 }  // namespace

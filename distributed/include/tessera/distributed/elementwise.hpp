@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "tessera/distributed/array.hpp"
+#include "tessera/local/jit/string_kernel.hpp"
 #include "tessera/local/expr.hpp"
 
 namespace tessera::distributed {
@@ -146,6 +147,32 @@ auto where(const C& c, const A& a, const B& b) {
   if constexpr (DOperand<B>) l = detail::merge<R>(l, detail::layout_of(b), "where");
   return detail::make(local::where(detail::local_of(c), detail::local_of(a), detail::local_of(b)), l);
 }
+/// Runs a string kernel (local::ElementwiseKernel, GPU arrays) on every rank's interiors of
+/// distributed arrays of the same blocks (scalars pass through): inputs, then outputs. Operands
+/// of other blocks throw LayoutMismatch on every rank before anything runs.
+template <class... A>
+  requires(DArray<A> || ...)
+void launch(const local::ElementwiseKernel& k, const A&... args) {
+  const void* first = nullptr;  // the first array's layout, of rank first_rank
+  int first_rank = -1;
+  auto check = [&](const auto& a) {
+    using X = std::remove_cvref_t<decltype(a)>;
+    if constexpr (DArray<X>) {
+      constexpr int R = X::rank;
+      if (!first) {
+        first = &a.layout(), first_rank = R;
+      } else if (first_rank == R) {  // other ranks: the kernel's ShapeMismatch
+        const auto& l = *static_cast<const Layout<R>*>(first);
+        if (!l.same_blocks(a.layout()))
+          throw LayoutMismatch("layout mismatch in " + k.name() + ": " + l.str() + " vs " + a.layout().str() +
+                               " (redistribute one first)");
+      }
+    }
+  };
+  (check(args), ...);
+  k(detail::local_of(args)...);
+}
+
 /// numpy.clip (lazy).
 template <class X, class L, class H> requires DOperand<X>
 auto clip(const X& x, const L& lo, const H& hi) { return minimum(maximum(x, lo), hi); }
