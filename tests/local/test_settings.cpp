@@ -140,3 +140,17 @@ TEST(Settings, InstalledSettingsAreWhatSettingsReturns) {
   tessera::set_settings(saved);
   EXPECT_EQ(tessera::settings().exchange_chunks, saved.exchange_chunks);
 }
+
+TEST(Settings, RuntimeKernelCompiler) {
+  EXPECT_EQ(from({}).jit, Settings::Jit::automatic);
+  EXPECT_EQ(from({{"TESSERA_JIT", "on"}}).jit, Settings::Jit::on);
+  EXPECT_EQ(from({{"TESSERA_JIT", "off"}}).jit, Settings::Jit::off);
+  const std::string bad = error_of({{"TESSERA_JIT", "yes"}});
+  EXPECT_NE(bad.find("TESSERA_JIT"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("auto, on or off"), std::string::npos) << bad;
+  EXPECT_EQ(from({{"HOME", "/h"}}).kernel_cache_dir, "/h/.cache/tessera/kernels");
+  EXPECT_EQ(from({{"HOME", "/h"}, {"XDG_CACHE_HOME", "/x"}}).kernel_cache_dir, "/x/tessera/kernels");
+  EXPECT_EQ(from({{"HOME", "/h"}, {"TESSERA_KERNEL_CACHE_DIR", "/k"}}).kernel_cache_dir, "/k");
+  EXPECT_EQ(from({{"HOME", "/h"}, {"TESSERA_KERNEL_CACHE_DIR", ""}}).kernel_cache_dir, "") << "empty: memory only";
+  EXPECT_NE(from({{"TESSERA_KERNEL_CACHE_DIR", "/k"}}).str().find("TESSERA_KERNEL_CACHE_DIR=/k"), std::string::npos);
+}
