@@ -308,6 +308,24 @@ TEST(StringKernel, ParametersAndSource) {
   }
 }
 
+TEST(StringKernel, ReductionSourceCompiles) {
+  std::vector<jit::Param> params = jit::parse_params("T x, float64 w", false);
+  params.push_back({"T", "y", true});
+  const jit::Reduction real{"x * x * w", "a + b", "y = sqrt(a / n_reduced)", "0", ""};
+  const jit::Reduction cplx{"x * x", "a + b", "y = a", "0", ""};  // complex<float> * double is no C++ operator
+  for (DType t : {DType::float32, DType::float64, DType::complex64}) {
+    const auto& r = t == DType::complex64 ? cplx : real;
+    const std::string src = jit::reduction_source(params, {t, DType::float64, t}, {false, true, false}, r, t, "rms", 2);
+    for (const char* want : {"_rows(long long rows, long long len, Dims shape", "_partial(long long n, Dims shape",
+                             "_final(long long parts, long long n_reduced", "tessera_reduce(const"})
+      EXPECT_NE(src.find(want), std::string::npos) << want << "\n" << src;
+    int size = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (jit::nvrtc_available() && size == 1) EXPECT_NO_THROW((void)jit::compile_cubin(src, "rms", 90)) << src;
+  }
+  EXPECT_THROW(tl::ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "bad name"), tessera::InvalidArgument);
+}
+
 TEST(StringKernel, HostArraysAreRefused) {
   tl::ElementwiseKernel k("T x", "T z", "z = x + 1");
   Array<float, 1> x(tl::Shape<1>{4}, Device::host()), z(tl::Shape<1>{4}, Device::host());
@@ -426,6 +444,42 @@ TYPED_TEST(JitDevice, StringKernelsLikeCupy) {
     EXPECT_NE(std::string(e.what()).find("broken_body"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("no_such_thing"), std::string::npos) << e.what();
   }
+}
+
+TYPED_TEST(JitDevice, ReductionKernelsLikeCupy) {
+  const Device d = this->device();
+  if (d.is_host()) GTEST_SKIP() << "reduction kernels run on GPU arrays";
+  const index_t r = 129, c = 1000;
+  const auto xv = values<double>(r * c, 4);
+  auto x = tl::from_host(xv, tl::Shape<2>{r, c}, d);
+  tl::ReductionKernel sumsq("T x", "T y", "x * x", "a + b", "y = a", "0", "sum_of_squares");
+  Array<double, 2> total(tl::Shape<2>{1, 1}, d);
+  sumsq(x, total);
+  double want = 0;
+  for (double v : xv) want += v * v;
+  EXPECT_NEAR(tl::to_host(total)[0], want, 1e-10 * want);
+  tl::ReductionKernel l2("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2_rows");
+  Array<double, 2> norms(tl::Shape<2>{r, 1}, d);
+  l2.along_last_axis(x, norms);
+  const auto nv = tl::to_host(norms);
+  for (index_t i = 0; i < r; ++i) {
+    double s2 = 0;
+    for (index_t j = 0; j < c; ++j) s2 += xv[i * c + j] * xv[i * c + j];
+    EXPECT_NEAR(nv[i], std::sqrt(s2), 1e-12 * std::sqrt(s2)) << i;
+  }
+  // A max along rows of a transposed (strided) view, float, with n_reduced in the post-map.
+  auto xf = tl::from_host(values<float>(r * c, 5), tl::Shape<2>{r, c}, d);
+  tl::ReductionKernel mx("T x", "T y", "x", "a > b ? a : b", "y = a + 0 * n_reduced", "-1e30f", "max_rows");
+  Array<float, 2> m(tl::Shape<2>{c, 1}, d);
+  mx.along_last_axis(xf.transpose(), m);
+  const auto fv = tl::to_host(xf), mv = tl::to_host(m);
+  for (index_t j = 0; j < c; j += 37) {
+    float best = -1e30f;
+    for (index_t i = 0; i < r; ++i) best = std::max(best, fv[i * c + j]);
+    EXPECT_EQ(mv[j], best) << j;
+  }
+  Array<double, 2> wrong(tl::Shape<2>{r, 2}, d);
+  EXPECT_THROW(l2.along_last_axis(x, wrong), tessera::ShapeMismatch);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "tessera/local/error.hpp"
+#include "tessera/local/memory.hpp"
 
 namespace tessera::local {
 namespace jit {
@@ -131,45 +132,86 @@ std::string string_kernel_source(const std::vector<Param>& params, const std::ve
   return o.str();
 }
 
-void run_string_kernel(const std::vector<Param>& params, const std::string& body, const std::string& name,
-                       std::vector<KernelArg> args) {
+namespace {
+// The element types of the parameters, which arguments are scalars, the arrays' device and rank.
+struct Binding {
+  std::vector<DType> types;
+  std::vector<bool> scalar;
+  Device device = Device::host();
+  int rank = -1;
+};
+Binding bind_arguments(const std::vector<Param>& params, std::vector<KernelArg>& args, const std::string& what,
+             const std::string& name) {
   if (args.size() != params.size())
-    throw InvalidArgument("ElementwiseKernel " + name + ": " + std::to_string(params.size()) + " parameters, " +
+    throw InvalidArgument(what + " " + name + ": " + std::to_string(params.size()) + " parameters, " +
                           std::to_string(args.size()) + " arguments");
   // Types: concrete, or bound by the first array (else scalar) using the placeholder.
   std::map<std::string, DType> bound;
   for (int pass = 0; pass < 2; ++pass)
     for (std::size_t k = 0; k < params.size(); ++k)
       if (!concrete(params[k].type) && (pass == 1 || !args[k].scalar)) bound.emplace(params[k].type, args[k].type);
-  std::vector<DType> types;
-  std::vector<bool> scalar;
+  Binding b;
   std::optional<Device> dev;
-  int rank = -1;
   for (std::size_t k = 0; k < params.size(); ++k) {
     const auto c = concrete(params[k].type);
     const DType want = c ? *c : bound.at(params[k].type);
     KernelArg& a = args[k];
     if (params[k].is_output && a.scalar)
-      throw InvalidArgument("ElementwiseKernel " + name + ": output " + params[k].name + " must be an array");
+      throw InvalidArgument(what + " " + name + ": output " + params[k].name + " must be an array");
     if (a.scalar && a.type != want) a = converted(a, want);  // scalars take their parameter's type (weak)
     if (!a.scalar && a.type != want)
-      throw InvalidArgument("ElementwiseKernel " + name + ": " + params[k].name + " is " + dtype_name(a.type) + ", but " +
+      throw InvalidArgument(what + " " + name + ": " + params[k].name + " is " + dtype_name(a.type) + ", but " +
                             params[k].type + " is " + dtype_name(want) + " here");
     if (!a.scalar) {
       if (dev && *dev != a.device)
-        throw DeviceMismatch("ElementwiseKernel " + name + ": " + params[k].name + " on " + a.device.str() + ", others on " +
+        throw DeviceMismatch(what + " " + name + ": " + params[k].name + " on " + a.device.str() + ", others on " +
                              dev->str(), a.device);
-      if (rank >= 0 && a.rank != rank)
-        throw ShapeMismatch("ElementwiseKernel " + name + ": " + params[k].name + " is " + std::to_string(a.rank) +
-                            "-D, others " + std::to_string(rank) + "-D");
-      dev = a.device, rank = a.rank;
+      if (b.rank >= 0 && a.rank != b.rank)
+        throw ShapeMismatch(what + " " + name + ": " + params[k].name + " is " + std::to_string(a.rank) + "-D, others " +
+                            std::to_string(b.rank) + "-D");
+      dev = a.device, b.rank = a.rank;
     }
-    types.push_back(want);
-    scalar.push_back(a.scalar);
+    b.types.push_back(want);
+    b.scalar.push_back(a.scalar);
   }
-  if (!dev) throw InvalidArgument("ElementwiseKernel " + name + ": no array argument");
+  if (!dev) throw InvalidArgument(what + " " + name + ": no array argument");
   if (!dev->is_cuda())
-    throw BackendUnavailable("ElementwiseKernel " + name + " runs on GPU arrays; the arrays are on " + dev->str(), *dev);
+    throw BackendUnavailable(what + " " + name + " runs on GPU arrays; the arrays are on " + dev->str(), *dev);
+  b.device = *dev;
+  return b;
+}
+// Sets stride 0 where argument k (an input) broadcasts to `shape`; false where any array is not
+// contiguous in `shape` (then the strided path). ShapeMismatch where it cannot broadcast.
+bool broadcast_inputs(const std::vector<Param>& params, std::vector<KernelArg>& args, const std::array<std::int64_t, 6>& shape,
+                      int rank, const std::string& what, const std::string& name, const Device& dev, bool outputs_too) {
+  bool linear = true;
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    KernelArg& a = args[k];
+    if (a.scalar || (params[k].is_output && !outputs_too)) continue;
+    std::int64_t expect = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      if (a.shape[d] != shape[d]) {
+        if (a.shape[d] != 1 || params[k].is_output)
+          throw ShapeMismatch(what + " " + name + ": " + params[k].name + " of extent " + std::to_string(a.shape[d]) +
+                              " along axis " + std::to_string(d) + " does not broadcast to " + std::to_string(shape[d]), dev);
+        a.strides[d] = 0, linear = false;
+      } else if (a.shape[d] != 1 && a.strides[d] != expect) {
+        linear = false;
+      }
+      expect *= a.shape[d];
+    }
+  }
+  return linear;
+}
+}  // namespace
+
+void run_string_kernel(const std::vector<Param>& params, const std::string& body, const std::string& name,
+                       std::vector<KernelArg> args) {
+  const Binding bd = bind_arguments(params, args, "ElementwiseKernel", name);
+  const auto& types = bd.types;
+  const auto& scalar = bd.scalar;
+  const Device* dev = &bd.device;
+  const int rank = bd.rank;
   // The output shape: every output's (they must agree); inputs broadcast to it.
   std::array<std::int64_t, 6> shape{};
   bool have = false;
@@ -181,24 +223,7 @@ void run_string_kernel(const std::vector<Param>& params, const std::string& body
   }
   std::int64_t n = 1;
   for (int d = 0; d < rank; ++d) n *= shape[d];
-  bool linear = true;
-  for (std::size_t k = 0; k < params.size(); ++k) {
-    KernelArg& a = args[k];
-    if (a.scalar) continue;
-    std::int64_t expect = 1;
-    for (int d = rank - 1; d >= 0; --d) {
-      if (a.shape[d] != shape[d]) {
-        if (a.shape[d] != 1 || params[k].is_output)
-          throw ShapeMismatch("ElementwiseKernel " + name + ": " + params[k].name + " of extent " +
-                              std::to_string(a.shape[d]) + " along axis " + std::to_string(d) + " does not broadcast to " +
-                              std::to_string(shape[d]), *dev);
-        a.strides[d] = 0, linear = false;
-      } else if (a.shape[d] != 1 && a.strides[d] != expect) {
-        linear = false;
-      }
-      expect *= a.shape[d];
-    }
-  }
+  const bool linear = broadcast_inputs(params, args, shape, rank, "ElementwiseKernel", name, *dev, true);
   const std::string source = string_kernel_source(params, types, scalar, body, name, std::max(rank, 1), linear);
   launch_source(source, name, *dev, Stream::default_for(*dev), n, [&](std::vector<void*>& p, std::vector<std::vector<long long>>& keep) {
     keep.reserve(params.size() + 1);
@@ -216,7 +241,192 @@ void run_string_kernel(const std::vector<Param>& params, const std::string& body
   });
 }
 
+namespace {
+// The declarations of element i's inputs (idx: its multi-index) for a reduction's map.
+std::string input_loads(const std::vector<Param>& params, const std::vector<DType>& types, const std::vector<bool>& scalar,
+                        int rank, const std::string& indent) {
+  std::ostringstream o;
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    if (scalar[k] || params[k].is_output) continue;
+    o << indent << "long long o" << k << " = 0;\n" << indent << "for (int d = 0; d < " << rank << "; ++d) o" << k
+      << " += idx[d] * s" << k << ".v[d];\n"
+      << indent << "const " << cuda_type(types[k]) << " " << params[k].name << " = p" << k << "[o" << k << "];\n";
+  }
+  return o.str();
+}
+// The output references at multi-index idx.
+std::string output_refs(const std::vector<Param>& params, const std::vector<DType>& types, int rank,
+                        const std::string& indent) {
+  std::ostringstream o;
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    if (!params[k].is_output) continue;
+    o << indent << "long long q" << k << " = 0;\n" << indent << "for (int d = 0; d < " << rank << "; ++d) q" << k
+      << " += idx[d] * s" << k << ".v[d];\n"
+      << indent << cuda_type(types[k]) << "& " << params[k].name << " = p" << k << "[q" << k << "];\n";
+  }
+  return o.str();
+}
+std::string param_list(const std::vector<Param>& params, const std::vector<DType>& types, const std::vector<bool>& scalar,
+                       bool inputs, bool outputs) {
+  std::ostringstream o;
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    if (scalar[k]) o << ", " << cuda_type(types[k]) << " " << params[k].name;
+    else if ((params[k].is_output && outputs) || (!params[k].is_output && inputs))
+      o << ", " << (params[k].is_output ? "" : "const ") << cuda_type(types[k]) << "* p" << k << ", Dims s" << k;
+  }
+  return o.str();
+}
+// A block's tree reduction of acc into s[0] (threads a power of two), in shared memory.
+constexpr const char* kBlockReduce = R"(    s[threadIdx.x] = acc;
+    __syncthreads();
+    for (unsigned h = blockDim.x / 2; h > 0; h >>= 1) {
+      if (threadIdx.x < h) s[threadIdx.x] = tessera_reduce(s[threadIdx.x], s[threadIdx.x + h]);
+      __syncthreads();
+    }
+)";
+}  // namespace
+
+std::string reduction_source(const std::vector<Param>& params, const std::vector<DType>& types,
+                             const std::vector<bool>& scalar, const Reduction& r, DType reduce_type,
+                             const std::string& name, int rank) {
+  std::ostringstream o;
+  const std::string RT = cuda_type(reduce_type);
+  o << "#include <cuda/std/cmath>\n#include <cuda/std/complex>\n";
+  o << "struct Dims { long long v[" << rank << "]; };\n";
+  std::map<std::string, DType> placeholders;
+  for (std::size_t k = 0; k < params.size(); ++k)
+    if (!concrete(params[k].type)) placeholders.emplace(params[k].type, types[k]);
+  for (const auto& [ph, t] : placeholders) o << "typedef " << cuda_type(t) << " " << ph << ";\n";
+  o << "typedef " << RT << " tessera_reduce_t;\n"
+    << "__device__ __forceinline__ " << RT << " tessera_reduce(const " << RT << "& a, const " << RT << "& b) { return ("
+    << r.reduce << "); }\n";
+  const std::string shared = "  __shared__ alignas(16) unsigned char raw[256 * sizeof(" + RT + ")];\n  " + RT + "* s = reinterpret_cast<" +
+                             RT + "*>(raw);\n";
+  const std::string unflatten = "      long long rem = i;\n      for (int d = " + std::to_string(rank - 1) +
+                                "; d >= 0; --d) { idx[d] = rem % shape.v[d]; rem /= shape.v[d]; }\n";
+  // A block per row of the last axis; thread 0 applies post_map at the row's output.
+  o << "extern \"C\" __global__ void " << name << "_rows(long long rows, long long len, Dims shape"
+    << param_list(params, types, scalar, true, true) << ") {\n" << shared
+    << "  const long long n_reduced = len;\n"
+    << "  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {\n"
+    << "    " << RT << " acc = " << RT << "(" << r.identity << ");\n"
+    << "    for (long long j = threadIdx.x; j < len; j += blockDim.x) {\n"
+    << "      const long long i = row * len + j;\n      long long idx[" << rank << "];\n" << unflatten
+    << input_loads(params, types, scalar, rank, "      ") << "      acc = tessera_reduce(acc, " << RT << "(" << r.map << "));\n"
+    << "    }\n" << kBlockReduce
+    << "    if (threadIdx.x == 0) {\n      const long long i = row * len;\n      long long idx[" << rank << "];\n"
+    << unflatten << "      idx[" << rank - 1 << "] = 0;\n      " << RT << " a = s[0];\n"
+    << output_refs(params, types, rank, "      ") << "      " << r.post_map << ";\n    }\n    __syncthreads();\n  }\n}\n";
+  // The whole array: partial results per block, then one block combines them.
+  o << "extern \"C\" __global__ void " << name << "_partial(long long n, Dims shape"
+    << param_list(params, types, scalar, true, false) << ", " << RT << "* part) {\n" << shared
+    << "  " << RT << " acc = " << RT << "(" << r.identity << ");\n"
+    << "  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;\n"
+    << "       i += static_cast<long long>(gridDim.x) * blockDim.x) {\n      long long idx[" << rank << "];\n" << unflatten
+    << input_loads(params, types, scalar, rank, "      ") << "      acc = tessera_reduce(acc, " << RT << "(" << r.map << "));\n"
+    << "  }\n" << kBlockReduce << "  if (threadIdx.x == 0) part[blockIdx.x] = s[0];\n}\n";
+  o << "extern \"C\" __global__ void " << name << "_final(long long parts, long long n_reduced, const " << RT << "* part"
+    << param_list(params, types, scalar, false, true) << ") {\n" << shared
+    << "  " << RT << " acc = " << RT << "(" << r.identity << ");\n"
+    << "  for (long long k = threadIdx.x; k < parts; k += blockDim.x) acc = tessera_reduce(acc, part[k]);\n" << kBlockReduce
+    << "  if (threadIdx.x == 0) {\n    long long idx[" << rank << "] = {};\n    " << RT << " a = s[0];\n"
+    << output_refs(params, types, rank, "    ") << "    " << r.post_map << ";\n  }\n}\n";
+  return o.str();
+}
+
+void run_reduction(const std::vector<Param>& params, const Reduction& r, const std::string& name,
+                   std::vector<KernelArg> args, bool rows) {
+  const Binding bd = bind_arguments(params, args, "ReductionKernel", name);
+  const int rank = bd.rank;
+  // The domain: the inputs' broadcast shape; outputs: extent 1 along the reduced axes.
+  std::array<std::int64_t, 6> shape{};
+  shape.fill(1);
+  for (std::size_t k = 0; k < params.size(); ++k)
+    if (!args[k].scalar && !params[k].is_output)
+      for (int d = 0; d < rank; ++d)
+        if (args[k].shape[d] != 1) shape[d] = args[k].shape[d];
+  (void)broadcast_inputs(params, args, shape, rank, "ReductionKernel", name, bd.device, false);
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    if (!params[k].is_output) continue;
+    for (int d = 0; d < rank; ++d) {
+      const std::int64_t want = rows && d < rank - 1 ? shape[d] : 1;
+      if (args[k].shape[d] != want)
+        throw ShapeMismatch("ReductionKernel " + name + ": output " + params[k].name + " needs extent " +
+                            std::to_string(want) + " along axis " + std::to_string(d) + ", not " +
+                            std::to_string(args[k].shape[d]), bd.device);
+    }
+  }
+  DType rt = bd.types[params.size() - 1];
+  for (std::size_t k = 0; k < params.size(); ++k)
+    if (params[k].is_output) { rt = bd.types[k]; break; }
+  if (!r.reduce_type.empty()) {
+    if (const auto c = concrete(r.reduce_type)) rt = *c;
+    else {
+      bool found = false;
+      for (std::size_t k = 0; k < params.size() && !found; ++k)
+        if (params[k].type == r.reduce_type) rt = bd.types[k], found = true;
+      if (!found) throw InvalidArgument("ReductionKernel " + name + ": reduce type '" + r.reduce_type + "' is neither a type nor a placeholder");
+    }
+  }
+  const int R = std::max(rank, 1);
+  const std::string source = reduction_source(params, bd.types, bd.scalar, r, rt, name, R);
+  std::int64_t n = 1;
+  for (int d = 0; d < rank; ++d) n *= shape[d];
+  auto dims = [&](std::vector<std::vector<long long>>& keep, const std::array<std::int64_t, 6>& v) {
+    keep.emplace_back(v.begin(), v.begin() + R);
+    return static_cast<void*>(keep.back().data());
+  };
+  auto add_params = [&](std::vector<void*>& p, std::vector<std::vector<long long>>& keep, bool inputs, bool outputs) {
+    for (std::size_t k = 0; k < params.size(); ++k) {
+      if (args[k].scalar) {
+        p.push_back(args[k].value.data());
+      } else if ((params[k].is_output && outputs) || (!params[k].is_output && inputs)) {
+        p.push_back(&args[k].ptr);
+        p.push_back(dims(keep, args[k].strides));
+      }
+    }
+  };
+  const Stream& stream = Stream::default_for(bd.device);
+  constexpr int threads = 256;
+  if (rows) {
+    long long nrows = n / std::max<std::int64_t>(shape[R - 1], 1), len = rank ? shape[R - 1] : 1;
+    if (n == 0) nrows = 0;
+    const std::int64_t blocks = std::min<std::int64_t>(nrows, std::int64_t(1) << 30);
+    launch_source_grid(source, name + "_rows", bd.device, stream, blocks, threads, [&](auto& p, auto& keep) {
+      keep.reserve(2 * params.size() + 2);
+      p.push_back(&nrows), p.push_back(&len), p.push_back(dims(keep, shape));
+      add_params(p, keep, true, true);
+    });
+    return;
+  }
+  long long total = n;
+  long long parts = std::max<long long>(1, std::min<long long>((n + threads - 1) / threads, 4ll * multiprocessor_count(bd.device)));
+  Buffer scratch(static_cast<std::size_t>(parts) * dtype_size(rt), stream);
+  void* part = scratch.data();
+  launch_source_grid(source, name + "_partial", bd.device, stream, parts, threads, [&](auto& p, auto& keep) {
+    keep.reserve(2 * params.size() + 2);
+    p.push_back(&total), p.push_back(dims(keep, shape));
+    add_params(p, keep, true, false);
+    p.push_back(&part);
+  });
+  launch_source_grid(source, name + "_final", bd.device, stream, 1, threads, [&](auto& p, auto& keep) {
+    keep.reserve(2 * params.size() + 2);
+    p.push_back(&parts), p.push_back(&total), p.push_back(&part);
+    add_params(p, keep, false, true);
+  });
+}
+
 }  // namespace jit
+
+ReductionKernel::ReductionKernel(const std::string& in_params, const std::string& out_params, std::string map,
+                                 std::string reduce, std::string post_map, std::string identity, std::string name,
+                                 std::string reduce_type)
+    : r_{std::move(map), std::move(reduce), std::move(post_map), std::move(identity), std::move(reduce_type)},
+      name_(std::move(name)) {
+  params_ = jit::parse_params(in_params, false);
+  for (auto& p : jit::parse_params(out_params, true)) params_.push_back(p);
+  if (!jit::identifier(name_)) throw InvalidArgument("ReductionKernel: name '" + name_ + "' is not an identifier");
+}
 
 ElementwiseKernel::ElementwiseKernel(const std::string& in_params, const std::string& out_params, std::string body,
                                      std::string name)

@@ -169,12 +169,10 @@ Origin launch(const Kernel& k, const std::string& key, const Args& a, Device dev
   return origin;
 }
 
-Origin launch_source(const std::string& source, const std::string& name, Device device, const Stream& s, std::int64_t n,
-                     const std::function<void(std::vector<void*>&, std::vector<std::vector<long long>>&)>& pack) {
-  if (!device.is_cuda()) throw InvalidArgument("jit::launch_source: " + device.str() + " is not a CUDA device");
-  DeviceGuard guard(device);
-  Origin origin = Origin::memory;
-  const cudaKernel_t fn = kernel_for("src:" + source, name, device.index(), origin, [&](int arch) {
+namespace {
+// Kernel `name` of `source`, from the caches or NVRTC.
+cudaKernel_t source_kernel(const std::string& source, const std::string& name, Device device, Origin& origin) {
+  return kernel_for("src:" + name + "\n" + source, name, device.index(), origin, [&](int arch) {
     const std::string key = disk_key(source, arch);
     const DiskCache cache(settings().kernel_cache_dir);
     if (auto image = cache.load(key)) {
@@ -186,6 +184,33 @@ Origin launch_source(const std::string& source, const std::string& name, Device 
     origin = Origin::compiled;
     return image;
   });
+}
+}  // namespace
+
+int multiprocessor_count(Device device) { return multiprocessors(device.index()); }
+
+Origin launch_source_grid(const std::string& source, const std::string& name, Device device, const Stream& s,
+                          std::int64_t blocks, int threads,
+                          const std::function<void(std::vector<void*>&, std::vector<std::vector<long long>>&)>& pack) {
+  if (!device.is_cuda()) throw InvalidArgument("jit::launch_source: " + device.str() + " is not a CUDA device");
+  DeviceGuard guard(device);
+  Origin origin = Origin::memory;
+  const cudaKernel_t fn = source_kernel(source, name, device, origin);
+  if (blocks == 0) return origin;
+  std::vector<void*> params;
+  std::vector<std::vector<long long>> keep;
+  pack(params, keep);
+  TESSERA_CHECK_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(fn), dim3(static_cast<unsigned>(blocks)),
+                                      dim3(threads), params.data(), 0, static_cast<cudaStream_t>(s.native())));
+  return origin;
+}
+
+Origin launch_source(const std::string& source, const std::string& name, Device device, const Stream& s, std::int64_t n,
+                     const std::function<void(std::vector<void*>&, std::vector<std::vector<long long>>&)>& pack) {
+  if (!device.is_cuda()) throw InvalidArgument("jit::launch_source: " + device.str() + " is not a CUDA device");
+  DeviceGuard guard(device);
+  Origin origin = Origin::memory;
+  const cudaKernel_t fn = source_kernel(source, name, device, origin);
   if (n == 0) return origin;
   long long count = n;
   std::vector<void*> params{&count};

@@ -24,4 +24,12 @@ Origin launch_source(const std::string&, const std::string& name, Device device,
   throw BackendUnavailable("jit: kernel " + name + " on " + device.str() + " needs a CUDA build of Tessera");
 }
 
+Origin launch_source_grid(const std::string&, const std::string& name, Device device, const Stream&, std::int64_t, int,
+                          const std::function<void(std::vector<void*>&, std::vector<std::vector<long long>>&)>&) {
+  throw BackendUnavailable("jit: kernel " + name + " on " + device.str() + " needs a CUDA build of Tessera");
+}
+int multiprocessor_count(Device device) {
+  throw BackendUnavailable("jit: " + device.str() + " has no multiprocessors in a build without CUDA");
+}
+
 }  // namespace tessera::local::jit

@@ -94,6 +94,12 @@ Origin launch(const Kernel& k, const Args& args, Device device, const Stream& s)
 /// others' values (and may keep storage for them in `keep`).
 Origin launch_source(const std::string& source, const std::string& name, Device device, const Stream& s, std::int64_t n,
                      const std::function<void(std::vector<void*>&, std::vector<std::vector<long long>>&)>& pack);
+/// The same with an explicit grid: `blocks` blocks of `threads` (pack appends every parameter).
+Origin launch_source_grid(const std::string& source, const std::string& name, Device device, const Stream& s,
+                          std::int64_t blocks, int threads,
+                          const std::function<void(std::vector<void*>&, std::vector<std::vector<long long>>&)>& pack);
+/// The device's multiprocessor count (for grids).
+int multiprocessor_count(Device device);
 /// The same with `key` == k.key() computed by the caller (a front end that knows it once per
 /// expression type saves building it on every launch).
 Origin launch(const Kernel& k, const std::string& key, const Args& args, Device device, const Stream& s);

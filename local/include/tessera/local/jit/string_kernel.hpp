@@ -52,6 +52,18 @@ std::string string_kernel_source(const std::vector<Param>& params, const std::ve
 /// Binds, broadcasts, compiles (or finds) and launches on the outputs' device's default stream.
 void run_string_kernel(const std::vector<Param>& params, const std::string& body, const std::string& name,
                        std::vector<KernelArg> args);
+/// A reduction kernel's parts (ReductionKernel below).
+struct Reduction {
+  std::string map, reduce, post_map, identity, reduce_type;
+};
+/// The source of a reduction for bound types: kernels <name>_rows (a block per row of the last
+/// axis), <name>_partial and <name>_final (the whole array in two passes).
+std::string reduction_source(const std::vector<Param>& params, const std::vector<DType>& types,
+                             const std::vector<bool>& scalar, const Reduction& r, DType reduce_type,
+                             const std::string& name, int rank);
+/// Binds and launches a reduction over the whole array (rows = false) or along the last axis.
+void run_reduction(const std::vector<Param>& params, const Reduction& r, const std::string& name,
+                   std::vector<KernelArg> args, bool rows);
 }  // namespace jit
 
 class ElementwiseKernel {
@@ -83,7 +95,7 @@ class ElementwiseKernel {
   }
   const std::string& name() const noexcept { return name_; }
 
- private:
+  /// One call argument, type-erased (arrays and scalars; shared with ReductionKernel).
   template <class X> static jit::KernelArg to_arg(const X& x) {
     jit::KernelArg a;
     if constexpr (std::is_arithmetic_v<X> || is_complex_v<X>) {
@@ -99,8 +111,38 @@ class ElementwiseKernel {
     }
     return a;
   }
+
+ private:
   std::vector<jit::Param> params_;
   std::string body_, name_;
+};
+
+/// A reduction kernel, as CuPy's ReductionKernel: `map` per element (in terms of the inputs),
+/// combined by `reduce` (in terms of a and b) from `identity`, then `post_map` (in terms of the
+/// reduced value a, the outputs and n_reduced, the number of elements combined) writes the
+/// outputs; the reduce type is `reduce_type` (a type or placeholder; default: the first
+/// output's). k(inputs..., outputs...) reduces everything (outputs of one element);
+/// k.along_last_axis(inputs..., outputs...) reduces each row of the last axis (outputs with
+/// extent 1 there). GPU arrays; a block-wide tree in shared memory per row or per part.
+///   ReductionKernel l2("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "l2norm");
+class ReductionKernel {
+ public:
+  ReductionKernel(const std::string& in_params, const std::string& out_params, std::string map, std::string reduce,
+                  std::string post_map, std::string identity, std::string name = "tessera_reduction",
+                  std::string reduce_type = "");
+  template <class... A> void operator()(const A&... args) const { run(false, args...); }
+  template <class... A> void along_last_axis(const A&... args) const { run(true, args...); }
+  const std::string& name() const noexcept { return name_; }
+
+ private:
+  template <class... A> void run(bool rows, const A&... args) const {
+    std::vector<jit::KernelArg> v;
+    (v.push_back(ElementwiseKernel::to_arg(args)), ...);
+    jit::run_reduction(params_, r_, name_, std::move(v), rows);
+  }
+  std::vector<jit::Param> params_;
+  jit::Reduction r_;
+  std::string name_;
 };
 
 }  // namespace tessera::local
