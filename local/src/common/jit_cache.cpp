@@ -140,7 +140,12 @@ std::size_t DiskCache::clear() const {
 
 std::vector<char> cubin_for(const Kernel& k, const std::string& name, int arch, const DiskCache& cache, Origin* origin,
                             const std::function<std::vector<char>(const std::string&, const std::string&, int)>& compile) {
-  const std::string source = generate_cuda(k, name);
+  return cubin_of_source(generate_cuda(k, name), name, arch, cache, origin, compile);
+}
+
+std::vector<char> cubin_of_source(const std::string& source, const std::string& name, int arch, const DiskCache& cache,
+                                  Origin* origin,
+                                  const std::function<std::vector<char>(const std::string&, const std::string&, int)>& compile) {
   const std::string key = disk_key(source, arch);
   if (auto image = cache.load(key)) {
     if (origin) *origin = Origin::disk;

@@ -418,22 +418,27 @@ void run_reduction(const std::vector<Param>& params, const Reduction& r, const s
 
 }  // namespace jit
 
+namespace {
+// A string kernel's parameters: the inputs, then the outputs; `name` must be an identifier.
+std::vector<jit::Param> signature(const std::string& in_params, const std::string& out_params, const std::string& name,
+                                  const char* what) {
+  auto params = jit::parse_params(in_params, false);
+  for (auto& p : jit::parse_params(out_params, true)) params.push_back(p);
+  if (!jit::identifier(name)) throw InvalidArgument(std::string(what) + ": name '" + name + "' is not an identifier");
+  return params;
+}
+}  // namespace
+
 ReductionKernel::ReductionKernel(const std::string& in_params, const std::string& out_params, std::string map,
                                  std::string reduce, std::string post_map, std::string identity, std::string name,
                                  std::string reduce_type)
-    : r_{std::move(map), std::move(reduce), std::move(post_map), std::move(identity), std::move(reduce_type)},
-      name_(std::move(name)) {
-  params_ = jit::parse_params(in_params, false);
-  for (auto& p : jit::parse_params(out_params, true)) params_.push_back(p);
-  if (!jit::identifier(name_)) throw InvalidArgument("ReductionKernel: name '" + name_ + "' is not an identifier");
-}
+    : params_(signature(in_params, out_params, name, "ReductionKernel")),
+      r_{std::move(map), std::move(reduce), std::move(post_map), std::move(identity), std::move(reduce_type)},
+      name_(std::move(name)) {}
 
 ElementwiseKernel::ElementwiseKernel(const std::string& in_params, const std::string& out_params, std::string body,
                                      std::string name)
-    : body_(std::move(body)), name_(std::move(name)) {
-  params_ = jit::parse_params(in_params, false);
-  for (auto& p : jit::parse_params(out_params, true)) params_.push_back(p);
-  if (!jit::identifier(name_)) throw InvalidArgument("ElementwiseKernel: name '" + name_ + "' is not an identifier");
-}
+    : params_(signature(in_params, out_params, name, "ElementwiseKernel")), body_(std::move(body)),
+      name_(std::move(name)) {}
 
 }  // namespace tessera::local

@@ -173,16 +173,7 @@ namespace {
 // Kernel `name` of `source`, from the caches or NVRTC.
 cudaKernel_t source_kernel(const std::string& source, const std::string& name, Device device, Origin& origin) {
   return kernel_for("src:" + name + "\n" + source, name, device.index(), origin, [&](int arch) {
-    const std::string key = disk_key(source, arch);
-    const DiskCache cache(settings().kernel_cache_dir);
-    if (auto image = cache.load(key)) {
-      origin = Origin::disk;
-      return *image;
-    }
-    auto image = compile_cubin(source, name, arch);
-    cache.store(key, image);
-    origin = Origin::compiled;
-    return image;
+    return cubin_of_source(source, name, arch, DiskCache(settings().kernel_cache_dir), &origin);
   });
 }
 }  // namespace
@@ -207,20 +198,13 @@ Origin launch_source_grid(const std::string& source, const std::string& name, De
 
 Origin launch_source(const std::string& source, const std::string& name, Device device, const Stream& s, std::int64_t n,
                      const std::function<void(std::vector<void*>&, std::vector<std::vector<long long>>&)>& pack) {
-  if (!device.is_cuda()) throw InvalidArgument("jit::launch_source: " + device.str() + " is not a CUDA device");
-  DeviceGuard guard(device);
-  Origin origin = Origin::memory;
-  const cudaKernel_t fn = source_kernel(source, name, device, origin);
-  if (n == 0) return origin;
-  long long count = n;
-  std::vector<void*> params{&count};
-  std::vector<std::vector<long long>> keep;
-  pack(params, keep);
   constexpr int threads = 256;
+  long long count = n;
   const long long blocks = std::min<long long>((n + threads - 1) / threads, 1ll << 30);
-  TESSERA_CHECK_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(fn), dim3(static_cast<unsigned>(blocks)),
-                                      dim3(threads), params.data(), 0, static_cast<cudaStream_t>(s.native())));
-  return origin;
+  return launch_source_grid(source, name, device, s, blocks, threads, [&](auto& params, auto& keep) {
+    params.push_back(&count);
+    pack(params, keep);
+  });
 }
 
 }  // namespace tessera::local::jit

@@ -65,8 +65,13 @@ std::uint64_t fnv1a(const void* data, std::size_t n, std::uint64_t h = 146959810
 /// Where a kernel's cubin came from on its first use in this context (tests and TESSERA_VERBOSE).
 enum class Origin { memory, disk, compiled };
 
-/// A cubin for kernel `k` on sm_`arch` from the disk cache, else compiled by `compile` (default:
-/// compile_cubin) and stored. `origin`, if given, says which.
+/// A cubin of `source` (kernel `name`) on sm_`arch` from the disk cache, else compiled by
+/// `compile` (default: compile_cubin) and stored. `origin`, if given, says which.
+std::vector<char> cubin_of_source(const std::string& source, const std::string& name, int arch, const DiskCache& cache,
+                                  Origin* origin = nullptr,
+                                  const std::function<std::vector<char>(const std::string&, const std::string&, int)>&
+                                      compile = {});
+/// The same for kernel `k`'s generated source.
 std::vector<char> cubin_for(const Kernel& k, const std::string& name, int arch, const DiskCache& cache,
                             Origin* origin = nullptr,
                             const std::function<std::vector<char>(const std::string&, const std::string&, int)>&
