@@ -5,13 +5,15 @@
 // GB/s = bytes moved / median time (CUDA events on GPU, a steady clock on host). With --overhead,
 // the host time per call of small operations and of the pieces they are made of ("overhead" lines,
 // microseconds): at 2^28 elements a few microseconds are a percent. With --jit, the same
-// expressions through the runtime kernel compiler beside the nvcc executor ("jit" lines), its
+// expressions through the runtime kernel compiler beside the nvcc executor ("jit" lines), string
+// reductions (a sum of squares, an L2 norm along axis 1: "rk" lines), its
 // first-use times (cold and from the disk cache) and its per-call overhead. Compiled by nvcc in
 // CUDA builds.
 #include <boost/program_options.hpp>
 #include <tessera/tessera.hpp>
 #include <tessera/local/expr.hpp>
 #include <tessera/local/reduce.hpp>
+#include <tessera/local/jit/string_kernel.hpp>
 
 #include "common/timing.hpp"
 
@@ -162,6 +164,21 @@ void jit_expressions(const tessera::Device& d, tl::index_t n, int warmup, int re
     jit_line(d, "strided-view", tname, 2 * (n / 2) * size, warmup, reps, [&] { half = m.slice(1, 0, cols, 2) * T(2); });
   }
 }
+// String reductions, as CuPy's ReductionKernel: "rk <what> <type> GB/s X" (bytes read once).
+template <class T> void jit_reductions(const tessera::Device& d, tl::index_t n, int warmup, int reps, const char* tname) {
+  const double bytes = double(n) * sizeof(T);
+  auto x = tl::full<T, 1>({n}, T(0.5), d);
+  auto total = tl::empty<T, 1>({1}, d);
+  const tl::ReductionKernel sumsq("T x", "T y", "x * x", "a + b", "y = a", "0", "bench_sum_of_squares");
+  std::printf("rk %-18s %-4s GB/s %8.1f\n", "sum-of-squares", tname,
+              bytes / median_ms(d, warmup, reps, [&] { sumsq(x, total); }) / 1e6);
+  const tl::index_t r = tl::index_t(1) << 14;
+  auto m = x.template reshape<2>({r, n / r});
+  auto norms = tl::empty<T, 2>({r, 1}, d);
+  const tl::ReductionKernel l2("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "bench_l2_rows");
+  std::printf("rk %-18s %-4s GB/s %8.1f\n", "l2-norm-axis-1", tname,
+              bytes / median_ms(d, warmup, reps, [&] { l2.along_last_axis(m, norms); }) / 1e6);
+}
 // Milliseconds of wall time of fn, the device drained.
 double wall_ms(const tessera::Device& d, const std::function<void()>& fn) {
   tessera::Stream::default_for(d).synchronize();
@@ -249,6 +266,8 @@ int main(int argc, char** argv) {
     jit_expressions<float>(d, tl::index_t(1) << hi, warmup, reps, "f32");
     jit_expressions<double>(d, tl::index_t(1) << hi, warmup, reps, "f64");
     jit_expressions<tessera::complex64>(d, tl::index_t(1) << hi, warmup, reps, "c64");
+    jit_reductions<float>(d, tl::index_t(1) << hi, warmup, reps, "f32");
+    jit_reductions<double>(d, tl::index_t(1) << hi, warmup, reps, "f64");
     jit_compile_times(d);
     jit_overheads(d);
   }

@@ -87,4 +87,35 @@ TYPED_TEST(ElementwiseJit, StringKernelOnDistributedArrays) {
     for (index_t j = box.lo[1]; j < box.hi[1]; ++j, ++n) EXPECT_DOUBLE_EQ(zg[n], 2.0 * fa(i, j) * fa(i, j) + 1) << i << "," << j;
 }
 
+
+TYPED_TEST(ElementwiseJit, ReductionKernelOverTheWholeDistributedArray) {
+  const Device d = this->device();
+  const index_t rows = 41, cols = 19;
+  const auto l = Layout<2>::block(ProcessGrid::balanced(tessera::testing::world(), 2), {rows, cols}, {1, 1});
+  auto fa = [](index_t i, index_t j) { return std::cos(0.37 * double(i) + 0.11 * double(j)) * 3.0 - 0.2; };
+  const auto a = filled<double>(l, d, fa);
+  // The root mean square of w*x over every element (halos excluded: strided interiors), and the
+  // largest element; post_map sees the global element count.
+  local::ReductionKernel rms("T x, T w", "T y", "w * x * w * x", "a + b", "y = sqrt(a / n_reduced)", "0", "dist_rms");
+  local::ReductionKernel largest("T x", "T y", "x", "a > b ? a : b", "y = a", "-1e300", "dist_max");
+  auto y = local::zeros<double, 2>({1, 1}, d), m = local::zeros<double, 2>({1, 1}, d);
+  const auto other = Layout<2>(ProcessGrid(tessera::testing::world()), {rows, cols}, {-1, 0});
+  if (!other.same_blocks(l)) {
+    const Array<double, 2> c(other, d);
+    EXPECT_THROW(launch(rms, a, c, y), LayoutMismatch);
+  }
+  if (d.is_host()) {
+    EXPECT_THROW(launch(rms, a, 0.5, y), BackendUnavailable);  // reduction kernels are GPU kernels
+    return;
+  }
+  launch(rms, a, 0.5, y);
+  launch(largest, a, m);
+  double s2 = 0, best = -1e300;
+  for (index_t i = 0; i < rows; ++i)
+    for (index_t j = 0; j < cols; ++j) s2 += 0.25 * fa(i, j) * fa(i, j), best = std::max(best, fa(i, j));
+  const double want = std::sqrt(s2 / double(rows * cols));
+  EXPECT_NEAR(local::to_host(y)[0], want, 1e-13 * want);
+  EXPECT_EQ(local::to_host(m)[0], best);  // a max is exact in any order
+}
+
 }  // namespace

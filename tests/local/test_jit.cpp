@@ -313,16 +313,20 @@ TEST(StringKernel, ReductionSourceCompiles) {
   params.push_back({"T", "y", true});
   const jit::Reduction real{"x * x * w", "a + b", "y = sqrt(a / n_reduced)", "0", ""};
   const jit::Reduction cplx{"x * x", "a + b", "y = a", "0", ""};  // complex<float> * double is no C++ operator
-  for (DType t : {DType::float32, DType::float64, DType::complex64}) {
-    const auto& r = t == DType::complex64 ? cplx : real;
-    const std::string src = jit::reduction_source(params, {t, DType::float64, t}, {false, true, false}, r, t, "rms", 2);
-    for (const char* want : {"_rows(long long rows, long long len, Dims shape", "_partial(long long n, Dims shape",
-                             "_final(long long parts, long long n_reduced", "tessera_reduce(const"})
-      EXPECT_NE(src.find(want), std::string::npos) << want << "\n" << src;
-    int size = 0;
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (jit::nvrtc_available() && size == 1) EXPECT_NO_THROW((void)jit::compile_cubin(src, "rms", 90)) << src;
-  }
+  for (DType t : {DType::float32, DType::float64, DType::complex64})
+    for (bool linear : {false, true}) {
+      const auto& r = t == DType::complex64 ? cplx : real;
+      const std::string src =
+          jit::reduction_source(params, {t, DType::float64, t}, {false, true, false}, r, t, "rms", 2, linear);
+      for (const char* want : {"_rows(long long rows, long long len, Dims shape", "_partial(long long n, Dims shape",
+                               "_final(long long parts, long long n_reduced", "tessera_reduce(const", "tessera_map("})
+        EXPECT_NE(src.find(want), std::string::npos) << want << "\n" << src;
+      // Contiguous inputs load at the flat index; others from their multi-index and strides.
+      EXPECT_EQ(src.find("o0 += idx[d] * s0.v[d]") == std::string::npos, linear) << src;
+      int size = 0;
+      MPI_Comm_size(MPI_COMM_WORLD, &size);
+      if (jit::nvrtc_available() && size == 1) EXPECT_NO_THROW((void)jit::compile_cubin(src, "rms", 90)) << src;
+    }
   EXPECT_THROW(tl::ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "bad name"), tessera::InvalidArgument);
 }
 

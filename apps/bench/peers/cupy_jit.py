@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """CuPy's runtime-compiled kernels beside bench_local --jit on the same GPU: ElementwiseKernel
 triads (f32, f64, c64), x*sin(y)+exp(x) (f32, f64), a 10-operand sum of products and a strided
-view (a[:, ::2] * 2 into a contiguous array), at 2^k elements; then a new kernel's first call
+view (a[:, ::2] * 2 into a contiguous array), at 2^k elements; ReductionKernel sums of squares
+and L2 norms along axis 1 (2^14 rows), f32 and f64 ("rk <what> <type> GB/s <value>"); then a new kernel's first call
 (cold: a source CuPy has never seen, so NVRTC runs) and the host time per call of a small
 ElementwiseKernel a + b (256 elements). Lines "ek <expr> <type> GB/s <value>" with bench_local's
 byte counts, "ek cold-compile ms <value>", "ek small-a+b us <value>". Exit code 77 without CuPy."""
@@ -53,6 +54,15 @@ def main():
             half = cp.empty((r, n // r // 2), dtype)
             line("strided-view", 2 * (n // 2) * size, lambda: scale(m[:, ::2], half))
         del ins, z
+    sumsq = cp.ReductionKernel("T x", "T y", "x * x", "a + b", "y = a", "0", "peer_sum_of_squares")
+    l2 = cp.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "peer_l2_rows")
+    for name, dtype in (("f32", cp.float32), ("f64", cp.float64)):
+        x = cp.full(n, 0.5, dtype)
+        nbytes = n * cp.dtype(dtype).itemsize
+        print(f"rk sum-of-squares {name} GB/s {nbytes / median_ms(lambda: sumsq(x), o.warmup, o.reps) / 1e6:.1f}")
+        m = x.reshape(1 << 14, n >> 14)
+        print(f"rk l2-norm-axis-1 {name} GB/s {nbytes / median_ms(lambda: l2(m, axis=1), o.warmup, o.reps) / 1e6:.1f}")
+        del x, m
     x = cp.ones(1 << 20, cp.float32)
     y = cp.ones(1 << 20, cp.float32)
     fresh = cp.ElementwiseKernel("T x, T y", "T z", "z = x * sin(y) + exp(x); // " + uuid.uuid4().hex, "peer_cold")

@@ -242,15 +242,23 @@ void run_string_kernel(const std::vector<Param>& params, const std::string& body
 }
 
 namespace {
-// The declarations of element i's inputs (idx: its multi-index) for a reduction's map.
+// The declarations of element i's inputs: at i itself (linear) or at the offsets of its
+// multi-index (any strides, broadcasting).
 std::string input_loads(const std::vector<Param>& params, const std::vector<DType>& types, const std::vector<bool>& scalar,
-                        int rank, const std::string& indent) {
+                        int rank, bool linear, const std::string& indent) {
   std::ostringstream o;
+  if (!linear)
+    o << indent << "long long idx[" << rank << "];\n" << indent << "long long rem = i;\n" << indent << "for (int d = "
+      << rank - 1 << "; d >= 0; --d) { idx[d] = rem % shape.v[d]; rem /= shape.v[d]; }\n";
   for (std::size_t k = 0; k < params.size(); ++k) {
     if (scalar[k] || params[k].is_output) continue;
-    o << indent << "long long o" << k << " = 0;\n" << indent << "for (int d = 0; d < " << rank << "; ++d) o" << k
-      << " += idx[d] * s" << k << ".v[d];\n"
-      << indent << "const " << cuda_type(types[k]) << " " << params[k].name << " = p" << k << "[o" << k << "];\n";
+    std::string at = "i";
+    if (!linear) {
+      o << indent << "long long o" << k << " = 0;\n" << indent << "for (int d = 0; d < " << rank << "; ++d) o" << k
+        << " += idx[d] * s" << k << ".v[d];\n";
+      at = "o" + std::to_string(k);
+    }
+    o << indent << "const " << cuda_type(types[k]) << " " << params[k].name << " = p" << k << "[" << at << "];\n";
   }
   return o.str();
 }
@@ -266,29 +274,54 @@ std::string output_refs(const std::vector<Param>& params, const std::vector<DTyp
   }
   return o.str();
 }
+bool passed(const Param& p, bool scalar, bool inputs, bool outputs) {
+  return scalar || (p.is_output && outputs) || (!p.is_output && inputs);
+}
+// The kernel parameters of the arrays (pointer, strides) and scalars (value) selected.
 std::string param_list(const std::vector<Param>& params, const std::vector<DType>& types, const std::vector<bool>& scalar,
                        bool inputs, bool outputs) {
   std::ostringstream o;
   for (std::size_t k = 0; k < params.size(); ++k) {
+    if (!passed(params[k], scalar[k], inputs, outputs)) continue;
     if (scalar[k]) o << ", " << cuda_type(types[k]) << " " << params[k].name;
-    else if ((params[k].is_output && outputs) || (!params[k].is_output && inputs))
-      o << ", " << (params[k].is_output ? "" : "const ") << cuda_type(types[k]) << "* p" << k << ", Dims s" << k;
+    else o << ", " << (params[k].is_output ? "" : "const ") << cuda_type(types[k]) << "* p" << k << ", const Dims& s" << k;
+  }
+  return o.str();
+}
+// The same selection as arguments of a call.
+std::string arg_list(const std::vector<Param>& params, const std::vector<bool>& scalar, bool inputs, bool outputs) {
+  std::ostringstream o;
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    if (!passed(params[k], scalar[k], inputs, outputs)) continue;
+    if (scalar[k]) o << ", " << params[k].name;
+    else o << ", p" << k << ", s" << k;
   }
   return o.str();
 }
 // A block's tree reduction of acc into s[0] (threads a power of two), in shared memory.
-constexpr const char* kBlockReduce = R"(    s[threadIdx.x] = acc;
+constexpr const char* kBlockReduce = R"(  s[threadIdx.x] = acc;
+  __syncthreads();
+  for (unsigned h = blockDim.x / 2; h > 0; h >>= 1) {
+    if (threadIdx.x < h) s[threadIdx.x] = tessera_reduce(s[threadIdx.x], s[threadIdx.x + h]);
     __syncthreads();
-    for (unsigned h = blockDim.x / 2; h > 0; h >>= 1) {
-      if (threadIdx.x < h) s[threadIdx.x] = tessera_reduce(s[threadIdx.x], s[threadIdx.x + h]);
-      __syncthreads();
-    }
+  }
 )";
+// acc combined with the mapped elements first, first + step, ... below `end`; four loads in
+// flight per thread (their map values combined pairwise, then into acc).
+std::string strided_accumulate(const std::string& first, const std::string& step, const std::string& end,
+                               const std::string& args) {
+  const std::string m = "tessera_map(shape" + args + ", ";
+  return "  long long i = " + first + ";\n  for (; i + 3 * (" + step + ") < " + end + "; i += 4 * (" + step + ")) {\n" +
+         "    const tessera_reduce_t m0 = " + m + "i), m1 = " + m + "i + (" + step + ")), m2 = " + m + "i + 2 * (" + step +
+         ")), m3 = " + m + "i + 3 * (" + step + "));\n" +
+         "    acc = tessera_reduce(acc, tessera_reduce(tessera_reduce(m0, m1), tessera_reduce(m2, m3)));\n  }\n" +
+         "  for (; i < " + end + "; i += " + step + ") acc = tessera_reduce(acc, " + m + "i));\n";
+}
 }  // namespace
 
 std::string reduction_source(const std::vector<Param>& params, const std::vector<DType>& types,
                              const std::vector<bool>& scalar, const Reduction& r, DType reduce_type,
-                             const std::string& name, int rank) {
+                             const std::string& name, int rank, bool linear) {
   std::ostringstream o;
   const std::string RT = cuda_type(reduce_type);
   o << "#include <cuda/std/cmath>\n#include <cuda/std/complex>\n";
@@ -300,31 +333,29 @@ std::string reduction_source(const std::vector<Param>& params, const std::vector
   o << "typedef " << RT << " tessera_reduce_t;\n"
     << "__device__ __forceinline__ " << RT << " tessera_reduce(const " << RT << "& a, const " << RT << "& b) { return ("
     << r.reduce << "); }\n";
+  const std::string ins = param_list(params, types, scalar, true, false), in_args = arg_list(params, scalar, true, false);
+  o << "__device__ __forceinline__ " << RT << " tessera_map(const Dims& shape" << ins << ", long long i) {\n"
+    << input_loads(params, types, scalar, rank, linear, "  ") << "  return " << RT << "(" << r.map << ");\n}\n";
   const std::string shared = "  __shared__ alignas(16) unsigned char raw[256 * sizeof(" + RT + ")];\n  " + RT + "* s = reinterpret_cast<" +
                              RT + "*>(raw);\n";
-  const std::string unflatten = "      long long rem = i;\n      for (int d = " + std::to_string(rank - 1) +
+  const std::string unflatten = "    long long rem = i;\n    for (int d = " + std::to_string(rank - 1) +
                                 "; d >= 0; --d) { idx[d] = rem % shape.v[d]; rem /= shape.v[d]; }\n";
   // A block per row of the last axis; thread 0 applies post_map at the row's output.
   o << "extern \"C\" __global__ void " << name << "_rows(long long rows, long long len, Dims shape"
     << param_list(params, types, scalar, true, true) << ") {\n" << shared
     << "  const long long n_reduced = len;\n"
     << "  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {\n"
-    << "    " << RT << " acc = " << RT << "(" << r.identity << ");\n"
-    << "    for (long long j = threadIdx.x; j < len; j += blockDim.x) {\n"
-    << "      const long long i = row * len + j;\n      long long idx[" << rank << "];\n" << unflatten
-    << input_loads(params, types, scalar, rank, "      ") << "      acc = tessera_reduce(acc, " << RT << "(" << r.map << "));\n"
-    << "    }\n" << kBlockReduce
-    << "    if (threadIdx.x == 0) {\n      const long long i = row * len;\n      long long idx[" << rank << "];\n"
-    << unflatten << "      idx[" << rank - 1 << "] = 0;\n      " << RT << " a = s[0];\n"
-    << output_refs(params, types, rank, "      ") << "      " << r.post_map << ";\n    }\n    __syncthreads();\n  }\n}\n";
-  // The whole array: partial results per block, then one block combines them.
-  o << "extern \"C\" __global__ void " << name << "_partial(long long n, Dims shape"
-    << param_list(params, types, scalar, true, false) << ", " << RT << "* part) {\n" << shared
     << "  " << RT << " acc = " << RT << "(" << r.identity << ");\n"
-    << "  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;\n"
-    << "       i += static_cast<long long>(gridDim.x) * blockDim.x) {\n      long long idx[" << rank << "];\n" << unflatten
-    << input_loads(params, types, scalar, rank, "      ") << "      acc = tessera_reduce(acc, " << RT << "(" << r.map << "));\n"
-    << "  }\n" << kBlockReduce << "  if (threadIdx.x == 0) part[blockIdx.x] = s[0];\n}\n";
+    << strided_accumulate("row * len + threadIdx.x", "blockDim.x", "(row + 1) * len", in_args) << kBlockReduce
+    << "  if (threadIdx.x == 0) {\n    const long long i = row * len;\n    long long idx[" << rank << "];\n"
+    << unflatten << "    idx[" << rank - 1 << "] = 0;\n    " << RT << " a = s[0];\n"
+    << output_refs(params, types, rank, "    ") << "    " << r.post_map << ";\n  }\n  __syncthreads();\n  }\n}\n";
+  // The whole array: partial results per block, then one block combines them.
+  o << "extern \"C\" __global__ void " << name << "_partial(long long n, Dims shape" << ins << ", " << RT << "* part) {\n"
+    << shared << "  " << RT << " acc = " << RT << "(" << r.identity << ");\n"
+    << strided_accumulate("static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x",
+                          "static_cast<long long>(gridDim.x) * blockDim.x", "n", in_args)
+    << kBlockReduce << "  if (threadIdx.x == 0) part[blockIdx.x] = s[0];\n}\n";
   o << "extern \"C\" __global__ void " << name << "_final(long long parts, long long n_reduced, const " << RT << "* part"
     << param_list(params, types, scalar, false, true) << ") {\n" << shared
     << "  " << RT << " acc = " << RT << "(" << r.identity << ");\n"
@@ -334,49 +365,63 @@ std::string reduction_source(const std::vector<Param>& params, const std::vector
   return o.str();
 }
 
-void run_reduction(const std::vector<Param>& params, const Reduction& r, const std::string& name,
-                   std::vector<KernelArg> args, bool rows) {
-  const Binding bd = bind_arguments(params, args, "ReductionKernel", name);
-  const int rank = bd.rank;
-  // The domain: the inputs' broadcast shape; outputs: extent 1 along the reduced axes.
+namespace {
+// A reduction bound to its arguments: types, the domain's shape, the reduce type and source.
+struct BoundReduction {
+  Binding bd;
   std::array<std::int64_t, 6> shape{};
-  shape.fill(1);
-  for (std::size_t k = 0; k < params.size(); ++k)
-    if (!args[k].scalar && !params[k].is_output)
-      for (int d = 0; d < rank; ++d)
-        if (args[k].shape[d] != 1) shape[d] = args[k].shape[d];
-  (void)broadcast_inputs(params, args, shape, rank, "ReductionKernel", name, bd.device, false);
-  for (std::size_t k = 0; k < params.size(); ++k) {
-    if (!params[k].is_output) continue;
-    for (int d = 0; d < rank; ++d) {
-      const std::int64_t want = rows && d < rank - 1 ? shape[d] : 1;
-      if (args[k].shape[d] != want)
-        throw ShapeMismatch("ReductionKernel " + name + ": output " + params[k].name + " needs extent " +
-                            std::to_string(want) + " along axis " + std::to_string(d) + ", not " +
-                            std::to_string(args[k].shape[d]), bd.device);
-    }
-  }
+  std::int64_t n = 1;
+  int R = 1;
+  DType rt = DType::float64;
+  std::string source;
+};
+DType reduce_type_of(const std::vector<Param>& params, const Reduction& r, const Binding& bd, const std::string& name) {
   DType rt = bd.types[params.size() - 1];
   for (std::size_t k = 0; k < params.size(); ++k)
     if (params[k].is_output) { rt = bd.types[k]; break; }
-  if (!r.reduce_type.empty()) {
-    if (const auto c = concrete(r.reduce_type)) rt = *c;
-    else {
-      bool found = false;
-      for (std::size_t k = 0; k < params.size() && !found; ++k)
-        if (params[k].type == r.reduce_type) rt = bd.types[k], found = true;
-      if (!found) throw InvalidArgument("ReductionKernel " + name + ": reduce type '" + r.reduce_type + "' is neither a type nor a placeholder");
+  if (r.reduce_type.empty()) return rt;
+  if (const auto c = concrete(r.reduce_type)) return *c;
+  for (std::size_t k = 0; k < params.size(); ++k)
+    if (params[k].type == r.reduce_type) return bd.types[k];
+  throw InvalidArgument("ReductionKernel " + name + ": reduce type '" + r.reduce_type + "' is neither a type nor a placeholder");
+}
+BoundReduction bind_reduction(const std::vector<Param>& params, const Reduction& r, const std::string& name,
+                              std::vector<KernelArg>& args, bool rows) {
+  BoundReduction b{bind_arguments(params, args, "ReductionKernel", name)};
+  const int rank = b.bd.rank;
+  // The domain: the inputs' broadcast shape; outputs: extent 1 along the reduced axes.
+  b.shape.fill(1);
+  for (std::size_t k = 0; k < params.size(); ++k)
+    if (!args[k].scalar && !params[k].is_output)
+      for (int d = 0; d < rank; ++d)
+        if (args[k].shape[d] != 1) b.shape[d] = args[k].shape[d];
+  const bool linear = broadcast_inputs(params, args, b.shape, rank, "ReductionKernel", name, b.bd.device, false);
+  for (std::size_t k = 0; k < params.size(); ++k) {
+    if (!params[k].is_output) continue;
+    for (int d = 0; d < rank; ++d) {
+      const std::int64_t want = rows && d < rank - 1 ? b.shape[d] : 1;
+      if (args[k].shape[d] != want)
+        throw ShapeMismatch("ReductionKernel " + name + ": output " + params[k].name + " needs extent " +
+                            std::to_string(want) + " along axis " + std::to_string(d) + ", not " +
+                            std::to_string(args[k].shape[d]), b.bd.device);
     }
   }
-  const int R = std::max(rank, 1);
-  const std::string source = reduction_source(params, bd.types, bd.scalar, r, rt, name, R);
-  std::int64_t n = 1;
-  for (int d = 0; d < rank; ++d) n *= shape[d];
-  auto dims = [&](std::vector<std::vector<long long>>& keep, const std::array<std::int64_t, 6>& v) {
+  b.rt = reduce_type_of(params, r, b.bd, name);
+  b.R = std::max(rank, 1);
+  for (int d = 0; d < rank; ++d) b.n *= b.shape[d];
+  b.source = reduction_source(params, b.bd.types, b.bd.scalar, r, b.rt, name, b.R, linear);
+  return b;
+}
+// Kernel parameters of the arguments selected (arrays: pointer and strides; scalars: value).
+struct ParamPusher {
+  const std::vector<Param>& params;
+  std::vector<KernelArg>& args;
+  int R;
+  void* dims(std::vector<std::vector<long long>>& keep, const std::array<std::int64_t, 6>& v) const {
     keep.emplace_back(v.begin(), v.begin() + R);
     return static_cast<void*>(keep.back().data());
-  };
-  auto add_params = [&](std::vector<void*>& p, std::vector<std::vector<long long>>& keep, bool inputs, bool outputs) {
+  }
+  void push(std::vector<void*>& p, std::vector<std::vector<long long>>& keep, bool inputs, bool outputs) const {
     for (std::size_t k = 0; k < params.size(); ++k) {
       if (args[k].scalar) {
         p.push_back(args[k].value.data());
@@ -385,35 +430,68 @@ void run_reduction(const std::vector<Param>& params, const Reduction& r, const s
         p.push_back(dims(keep, args[k].strides));
       }
     }
-  };
-  const Stream& stream = Stream::default_for(bd.device);
-  constexpr int threads = 256;
+  }
+};
+constexpr int kReduceThreads = 256;
+// The per-block partial values of the whole domain into `part` (`parts` of the reduce type).
+void launch_partials(const BoundReduction& b, const ParamPusher& pp, const std::string& name, const Stream& s,
+                     long long parts, void* part) {
+  long long total = b.n;
+  launch_source_grid(b.source, name + "_partial", b.bd.device, s, parts, kReduceThreads, [&](auto& p, auto& keep) {
+    keep.reserve(2 * pp.params.size() + 2);
+    p.push_back(&total), p.push_back(pp.dims(keep, b.shape));
+    pp.push(p, keep, true, false);
+    p.push_back(&part);
+  });
+}
+// One block combining `parts` partial values and writing the outputs through post_map.
+void launch_final(const BoundReduction& b, const ParamPusher& pp, const std::string& name, const Stream& s,
+                  long long parts, const void* part, long long n_reduced) {
+  launch_source_grid(b.source, name + "_final", b.bd.device, s, 1, kReduceThreads, [&](auto& p, auto& keep) {
+    keep.reserve(2 * pp.params.size() + 2);
+    p.push_back(&parts), p.push_back(&n_reduced), p.push_back(const_cast<void**>(&part));
+    pp.push(p, keep, false, true);
+  });
+}
+}  // namespace
+
+void run_reduction(const std::vector<Param>& params, const Reduction& r, const std::string& name,
+                   std::vector<KernelArg> args, bool rows) {
+  const BoundReduction b = bind_reduction(params, r, name, args, rows);
+  const ParamPusher pp{params, args, b.R};
+  const Stream& stream = Stream::default_for(b.bd.device);
   if (rows) {
-    long long nrows = n / std::max<std::int64_t>(shape[R - 1], 1), len = rank ? shape[R - 1] : 1;
-    if (n == 0) nrows = 0;
+    long long len = b.bd.rank ? b.shape[b.R - 1] : 1;
+    long long nrows = b.n == 0 ? 0 : b.n / std::max<long long>(len, 1);
     const std::int64_t blocks = std::min<std::int64_t>(nrows, std::int64_t(1) << 30);
-    launch_source_grid(source, name + "_rows", bd.device, stream, blocks, threads, [&](auto& p, auto& keep) {
+    launch_source_grid(b.source, name + "_rows", b.bd.device, stream, blocks, kReduceThreads, [&](auto& p, auto& keep) {
       keep.reserve(2 * params.size() + 2);
-      p.push_back(&nrows), p.push_back(&len), p.push_back(dims(keep, shape));
-      add_params(p, keep, true, true);
+      p.push_back(&nrows), p.push_back(&len), p.push_back(pp.dims(keep, b.shape));
+      pp.push(p, keep, true, true);
     });
     return;
   }
-  long long total = n;
-  long long parts = std::max<long long>(1, std::min<long long>((n + threads - 1) / threads, 4ll * multiprocessor_count(bd.device)));
-  Buffer scratch(static_cast<std::size_t>(parts) * dtype_size(rt), stream);
-  void* part = scratch.data();
-  launch_source_grid(source, name + "_partial", bd.device, stream, parts, threads, [&](auto& p, auto& keep) {
-    keep.reserve(2 * params.size() + 2);
-    p.push_back(&total), p.push_back(dims(keep, shape));
-    add_params(p, keep, true, false);
-    p.push_back(&part);
-  });
-  launch_source_grid(source, name + "_final", bd.device, stream, 1, threads, [&](auto& p, auto& keep) {
-    keep.reserve(2 * params.size() + 2);
-    p.push_back(&parts), p.push_back(&total), p.push_back(&part);
-    add_params(p, keep, false, true);
-  });
+  // 8 blocks of 256 per multiprocessor fill it; fewer where there are not that many elements.
+  const long long parts = std::max<long long>(
+      1, std::min<long long>((b.n + kReduceThreads - 1) / kReduceThreads, 8ll * multiprocessor_count(b.bd.device)));
+  Buffer scratch(static_cast<std::size_t>(parts) * dtype_size(b.rt), stream);
+  launch_partials(b, pp, name, stream, parts, scratch.data());
+  launch_final(b, pp, name, stream, parts, scratch.data(), b.n);
+}
+
+ReductionPartials reduction_partials(const std::vector<Param>& params, const Reduction& r, const std::string& name,
+                                     std::vector<KernelArg> args, int parts) {
+  const BoundReduction b = bind_reduction(params, r, name, args, false);
+  const Stream& stream = Stream::default_for(b.bd.device);
+  ReductionPartials out{Buffer(static_cast<std::size_t>(parts) * dtype_size(b.rt), stream), b.rt, b.n};
+  launch_partials(b, ParamPusher{params, args, b.R}, name, stream, parts, out.values.data());
+  return out;
+}
+
+void finish_reduction(const std::vector<Param>& params, const Reduction& r, const std::string& name,
+                      std::vector<KernelArg> args, const void* partials, std::int64_t count, std::int64_t n_reduced) {
+  const BoundReduction b = bind_reduction(params, r, name, args, false);
+  launch_final(b, ParamPusher{params, args, b.R}, name, Stream::default_for(b.bd.device), count, partials, n_reduced);
 }
 
 }  // namespace jit

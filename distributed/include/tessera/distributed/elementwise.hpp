@@ -147,30 +147,69 @@ auto where(const C& c, const A& a, const B& b) {
   if constexpr (DOperand<B>) l = detail::merge<R>(l, detail::layout_of(b), "where");
   return detail::make(local::where(detail::local_of(c), detail::local_of(a), detail::local_of(b)), l);
 }
+namespace detail {
+/// The layout of the first distributed array among args (its rank R); LayoutMismatch, naming
+/// `what`, where another of that rank has other blocks (other ranks: the kernel's ShapeMismatch).
+template <int R, class... A> const Layout<R>* same_blocks_of(const std::string& what, const A&... args) {
+  const Layout<R>* first = nullptr;
+  auto check = [&](const auto& a) {
+    using X = std::remove_cvref_t<decltype(a)>;
+    if constexpr (DArray<X>) {
+      if constexpr (X::rank == R) {
+        if (!first) first = &a.layout();
+        else if (!first->same_blocks(a.layout()))
+          throw LayoutMismatch("layout mismatch in " + what + ": " + first->str() + " vs " + a.layout().str() +
+                               " (redistribute one first)");
+      }
+    }
+  };
+  (check(args), ...);
+  return first;
+}
+template <class X> constexpr int darray_rank() {
+  if constexpr (DArray<X>) return std::remove_cvref_t<X>::rank;
+  else return -1;
+}
+template <class... A> constexpr int first_darray_rank() {
+  int r = -1;
+  ((r = r < 0 ? darray_rank<A>() : r), ...);
+  return r;
+}
+/// A string kernel's argument: a distributed array's interior, anything else as it is.
+template <class X> local::jit::KernelArg kernel_arg(const X& x) {
+  if constexpr (DArray<X>) return local::ElementwiseKernel::to_arg(x.interior());
+  else return local::ElementwiseKernel::to_arg(x);
+}
+}  // namespace detail
+
 /// Runs a string kernel (local::ElementwiseKernel, GPU arrays) on every rank's interiors of
 /// distributed arrays of the same blocks (scalars pass through): inputs, then outputs. Operands
 /// of other blocks throw LayoutMismatch on every rank before anything runs.
 template <class... A>
   requires(DArray<A> || ...)
 void launch(const local::ElementwiseKernel& k, const A&... args) {
-  const void* first = nullptr;  // the first array's layout, of rank first_rank
-  int first_rank = -1;
-  auto check = [&](const auto& a) {
-    using X = std::remove_cvref_t<decltype(a)>;
-    if constexpr (DArray<X>) {
-      constexpr int R = X::rank;
-      if (!first) {
-        first = &a.layout(), first_rank = R;
-      } else if (first_rank == R) {  // other ranks: the kernel's ShapeMismatch
-        const auto& l = *static_cast<const Layout<R>*>(first);
-        if (!l.same_blocks(a.layout()))
-          throw LayoutMismatch("layout mismatch in " + k.name() + ": " + l.str() + " vs " + a.layout().str() +
-                               " (redistribute one first)");
-      }
-    }
-  };
-  (check(args), ...);
+  (void)detail::same_blocks_of<detail::first_darray_rank<A...>()>(k.name(), args...);
   k(detail::local_of(args)...);
+}
+
+/// Reduces distributed arrays of the same blocks (scalars pass through) as one array with a
+/// reduction kernel (local::ReductionKernel, GPU arrays): every rank's per-block partials, one
+/// all-gather over the layout's group, then post_map with n_reduced the global element count.
+/// Outputs are local arrays of extent 1 (the inputs' rank) on each rank's device; every rank gets
+/// the same values. Along the last axis, where the layout does not split it, each rank's rows are
+/// whole: k.along_last_axis(x.interior(), y.interior()).
+template <class... A>
+  requires(DArray<A> || ...)
+void launch(const local::ReductionKernel& k, const A&... args) {
+  const auto* layout = detail::same_blocks_of<detail::first_darray_rank<A...>()>(k.name(), args...);
+  constexpr int parts_per_rank = 1024;  // the same on every rank, whatever its device
+  const std::vector<local::jit::KernelArg> v{detail::kernel_arg(args)...};
+  const auto mine = k.partials(v, parts_per_rank);
+  const auto& group = layout->grid().group();
+  const Stream& s = Stream::default_for(v.front().device);
+  Buffer all(mine.values.bytes() * static_cast<std::size_t>(group.size()), s);
+  group.all_gather(mine.values.data(), all.data(), parts_per_rank, mine.type, s);
+  k.finish(v, all.data(), static_cast<std::int64_t>(parts_per_rank) * group.size(), layout->global_size());
 }
 
 /// numpy.clip (lazy).

@@ -22,6 +22,7 @@
 
 #include "tessera/local/array.hpp"
 #include "tessera/local/jit/compiler.hpp"
+#include "tessera/local/memory.hpp"
 
 namespace tessera::local {
 
@@ -57,13 +58,27 @@ struct Reduction {
   std::string map, reduce, post_map, identity, reduce_type;
 };
 /// The source of a reduction for bound types: kernels <name>_rows (a block per row of the last
-/// axis), <name>_partial and <name>_final (the whole array in two passes).
+/// axis), <name>_partial and <name>_final (the whole array in two passes); `linear` when every
+/// input is contiguous of the domain's shape (loads at the flat index, no index arithmetic).
 std::string reduction_source(const std::vector<Param>& params, const std::vector<DType>& types,
                              const std::vector<bool>& scalar, const Reduction& r, DType reduce_type,
-                             const std::string& name, int rank);
+                             const std::string& name, int rank, bool linear);
 /// Binds and launches a reduction over the whole array (rows = false) or along the last axis.
 void run_reduction(const std::vector<Param>& params, const Reduction& r, const std::string& name,
                    std::vector<KernelArg> args, bool rows);
+/// A whole-array reduction in two halves, for front ends that combine across ranks: the first
+/// half leaves `parts` values of the reduce type (blocks without elements leave the identity) on
+/// the arguments' device, in stream order; the second combines `count` such values gathered from
+/// every rank and writes the outputs through post_map with n_reduced elements.
+struct ReductionPartials {
+  Buffer values;
+  DType type;
+  std::int64_t n_reduced;
+};
+ReductionPartials reduction_partials(const std::vector<Param>& params, const Reduction& r, const std::string& name,
+                                     std::vector<KernelArg> args, int parts);
+void finish_reduction(const std::vector<Param>& params, const Reduction& r, const std::string& name,
+                      std::vector<KernelArg> args, const void* partials, std::int64_t count, std::int64_t n_reduced);
 }  // namespace jit
 
 class ElementwiseKernel {
@@ -133,6 +148,13 @@ class ReductionKernel {
   template <class... A> void operator()(const A&... args) const { run(false, args...); }
   template <class... A> void along_last_axis(const A&... args) const { run(true, args...); }
   const std::string& name() const noexcept { return name_; }
+  /// The two halves of k(args...) (jit::reduction_partials, jit::finish_reduction).
+  jit::ReductionPartials partials(std::vector<jit::KernelArg> args, int parts) const {
+    return jit::reduction_partials(params_, r_, name_, std::move(args), parts);
+  }
+  void finish(std::vector<jit::KernelArg> args, const void* partials, std::int64_t count, std::int64_t n_reduced) const {
+    jit::finish_reduction(params_, r_, name_, std::move(args), partials, count, n_reduced);
+  }
 
  private:
   template <class... A> void run(bool rows, const A&... args) const {
