@@ -9,7 +9,7 @@
 //   read (warm)   load_* right after the write: the files are in the page cache
 //   read (cold)   load_* after the files' pages were dropped from the page cache (posix_fadvise
 //                 DONTNEED after the fsync; best effort: a file system may keep them)
-// One untimed save first; --reps N repeats every measurement and prints the median. Each figure is also printed as "RESULT tessera FORMAT CODEC OP GB/s" for apps/bench/io_gpu_check.sh.
+// One untimed save first; --reps N repeats every measurement and prints the median. Each figure is also printed as "RESULT tessera FORMAT CODEC OP GB/s" for launch/gpu-check bench:io.
 // GB/s = array bytes / time of the slowest rank. The loaded array is checked against the saved one.
 // Compiled by nvcc in CUDA builds (the check is a fused expression).
 #include <boost/program_options.hpp>

@@ -3,7 +3,7 @@
 Debian's zarr-python (2.13) cannot write Zarr v3, so the stores are laid out here byte by byte
 (numpy for the element bytes, numcodecs for gzip/zstd/blosc, a table CRC-32C). Their values are
 value_at(global flat index) of tests/distributed/io_test_util.hpp. tests/distributed/
-test_io_zarr_codecs.cpp (V3Fixtures) loads them; apps/bench/io_gpu_check.sh has tensorstore's
+test_io_zarr_codecs.cpp (V3Fixtures) loads them; launch/gpu-check io has tensorstore's
 zarr3 driver read them (and Tessera's own v3 output) on the GPU machine, where tensorstore is.
 
   python3 tests/io/make_zarr3_fixtures.py [OUT_DIR]   (default: tests/io/fixtures/zarr3)

@@ -1,4 +1,4 @@
-"""Zarr v3 interop with tensorstore's zarr3 driver (run by apps/bench/io_gpu_check.sh on the GPU
+"""Zarr v3 interop with tensorstore's zarr3 driver (run by launch/gpu-check io on the GPU
 machine; Debian has no tensorstore). Values as in tests/io/zarr_interop.cpp: flat index + 1.
 
   tensorstore_interop.py write DIR   writes ts_* stores (zstd; sharded Blosc; transpose + gzip)

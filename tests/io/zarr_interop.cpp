@@ -3,7 +3,7 @@
 //   zarr_interop read DIR    loads the arrays that zarr_check.py write DIR made and checks them
 //                            (exit 77, skipped, when DIR has no such arrays: no zarr-python);
 //   zarr_interop write3 DIR / read3 DIR: the same for Zarr v3 with tensorstore_interop.py (on the
-//                            GPU machine, where tensorstore is: apps/bench/io_gpu_check.sh).
+//                            GPU machine, where tensorstore is: launch/gpu-check io).
 // Values follow value() below and in zarr_check.py; exit 0 when every rank agrees all is well.
 // `write` also writes Zarr v3 with Compressor::zlib (a store, and a checkpoint as the README
 // does), whose zarr.json and gzip chunks zarr_check.py reads without zarr-python (2 has no v3).

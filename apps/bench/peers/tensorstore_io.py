@@ -1,7 +1,7 @@
 """tensorstore beside bench_io: the same float32 array [N, 1024, 1024] (N = 256 per GiB) and
 chunks [CHUNK, 1024, 1024], written and read through tensorstore's zarr (v2) and zarr3 drivers,
 raw and Blosc-LZ4 (shuffle, level 5). Prints "RESULT tensorstore FORMAT CODEC OP GB/s" lines
-(OP: write, write+fsync, read-warm, read-cold) as bench_io does; apps/bench/io_gpu_check.sh pairs
+(OP: write, write+fsync, read-warm, read-cold) as bench_io does; launch/gpu-check bench:io pairs
 them. One process: tensorstore uses every core on its own thread pools.
 
   python3 apps/bench/peers/tensorstore_io.py [--gib 2] [--chunk 64] [--dir DIR] [--reps N]
