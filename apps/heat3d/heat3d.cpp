@@ -13,6 +13,9 @@
 // error against both: the first is the discretization error (compared with |g^n - A| / A, which
 // theory predicts), the second is at round-off level unless something is wrong (halos, indices,
 // restart). --check fails the run (exit 1) when either exceeds its tolerance.
+//
+// Output (--output DIR): snapshots of u, the plane x = pi of each as data (STEM_slice.npy/.json) and
+// a PNG of it, drawn by plot_slice.py after the timed loop (slice_plot.hpp), and checkpoints.
 #include <boost/program_options.hpp>
 #include <tessera/io/checkpoint.hpp>
 #include <tessera/io/npy.hpp>
@@ -31,6 +34,7 @@
 
 #include "common/cli.hpp"
 #include "png.hpp"
+#include "slice_plot.hpp"
 #include "stencil.hpp"
 
 namespace po = boost::program_options;
@@ -167,6 +171,20 @@ int run(tessera::Runtime& rt, const Options& o, long long step0) {
 
   std::string output = o.output;
   if (!output.empty() && root) std::filesystem::create_directories(output);
+  // PNG slices: plot_slice.py draws them after the timed loop where a Python with matplotlib is
+  // here; else each snapshot writes a bare colour map (libpng). Rank 0 asks once, before the loop,
+  // and every rank learns the answer (the bare PNG needs a gather).
+  heat3d::SlicePlotter plotter;
+  bool plots = false;
+  if (!output.empty()) {
+    if (root) plotter = heat3d::SlicePlotter::probe();
+    plots = world.all_reduce(plotter.usable() ? 1.0 : 0.0, tessera::comm::ReduceOp::max) > 0;
+    if (root && !plots)
+      std::printf("heat3d: %s: %s\n",
+                  heat3d::png_available() ? "PNG slices without axes, colour bar or title (bare colour maps)"
+                                          : "no PNG slices (no matplotlib, and heat3d was built without libpng)",
+                  plotter.why_not().c_str());
+  }
   auto write_snapshot = [&](long long step) {
     char stem[32];
     std::snprintf(stem, sizeof stem, "u_%06lld", step);
@@ -187,11 +205,28 @@ int run(tessera::Runtime& rt, const Options& o, long long step0) {
     } else {
       io::save_npy(data = base + ".npy", u);
     }
-    // The mid-plane x = pi (i = nx/2), gathered on rank 0: rows along y, columns along z.
+    // The mid-plane x = pi (i = nx/2; rows along y, columns along z) as data, STEM_slice.npy of
+    // shape (1, ny, nz) and STEM_slice.json, from which plot_slice.py draws STEM.png.
     const auto plane = td::slice(u, td::Box<3>{{n[0] / 2, 0, 0}, {n[0] / 2 + 1, n[1], n[2]}});
+    const std::string slice = base + "_slice";
+    io::save_npy(slice + ".npy", plane);
+    if (root) {
+      heat3d::SliceInfo info;
+      info.step = step, info.time = step * dt, info.shape = o.n, info.axis = 0, info.index = n[0] / 2;
+      for (int a = 0; a < 3; ++a) info.lengths[a] = 2 * std::numbers::pi;
+      info.dtype = o.dtype, info.colour_map = o.colour_map;
+      heat3d::write_slice_info(slice + ".json", info);
+    }
+    if (plots) {
+      if (!root) return;
+      plotter.add(slice + ".npy");
+      std::printf("heat3d: step %lld: wrote %s and %s.npy (x = pi slice; %s.png drawn at the end)\n", step, data.c_str(),
+                  slice.c_str(), base.c_str());
+      return;
+    }
     const auto whole = td::gather(plane, 0);
     if (!root) return;
-    std::printf("heat3d: step %lld: wrote %s", step, data.c_str());
+    std::printf("heat3d: step %lld: wrote %s, %s.npy", step, data.c_str(), slice.c_str());
     if (heat3d::png_available()) {
       const auto hv = tessera::local::to_host(whole);
       std::vector<double> vals(hv.begin(), hv.end());
@@ -290,6 +325,11 @@ int run(tessera::Runtime& rt, const Options& o, long long step0) {
     std::printf("heat3d: L2 error vs the scheme's exact solution: %.3e of |u0| (round-off tolerance %.1e)\n",
                 err_scheme, tol);
     if (o.check) std::printf("heat3d: check %s\n", ok ? "passed" : "FAILED");
+    // The PNGs, once the run is measured and checked: one run of plot_slice.py for every slice.
+    if (!plotter.empty()) {
+      std::fflush(stdout);
+      if (plotter.draw()) std::printf("heat3d: PNG slices drawn by plot_slice.py (matplotlib)\n");
+    }
   }
   return o.check && !ok ? 1 : 0;
 }
@@ -311,7 +351,7 @@ int main(int argc, char** argv) {
       ("cfl", po::value(&o.cfl)->default_value(o.cfl), "dt as a fraction of the forward-Euler limit")
       ("mode", po::value(&o.mode_text)->default_value(o.mode_text), "wavenumbers kx,ky,kz of the initial mode")
       ("progress-every", po::value(&o.progress_every), "a progress line every k steps (default: 10 lines)")
-      ("output", po::value(&o.output), "directory for snapshots (.npy, Zarr or HDF5 + XDMF, PNG of the x = pi plane) and checkpoints")
+      ("output", po::value(&o.output), "directory for snapshots (.npy, Zarr or HDF5 + XDMF; the x = pi plane as data and a PNG) and checkpoints")
       ("output-every", po::value(&o.output_every)->default_value(0), "a snapshot every k steps (0: at the end only)")
       ("format", po::value(&o.format)->default_value(o.format), "snapshot format: npy, zarr (v2), zarr3 or hdf5 (with an .xmf for ParaView)")
       ("colormap", po::value(&o.colour_map)->default_value(o.colour_map), "PNG colour map: viridis or inferno")
