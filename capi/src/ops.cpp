@@ -10,12 +10,7 @@ namespace {
 
 // Buffer checks that only some ranks can make (root's buffer) are agreed over the group before
 // the collective, so that a bad argument is an error on every rank instead of a hang.
-void agree(const comm::ProcessGroup& g, const std::string& local_error) {
-  int bad = local_error.empty() ? 0 : 1, any = 0;
-  TESSERA_CHECK_MPI(MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, g.mpi_comm()));
-  if (bad) throw ShapeMismatch(local_error);
-  if (any) throw ShapeMismatch("another rank of the group rejected its arguments (see its message)");
-}
+void agree(const comm::ProcessGroup& g, const std::string& local_error) { g.agree<ShapeMismatch>(local_error); }
 
 template <class T, int R>
 std::string check_root_buffer(const distributed::Array<T, R>& a, int root, const void* buf, int64_t elements) {
@@ -25,9 +20,8 @@ std::string check_root_buffer(const distributed::Array<T, R>& a, int root, const
   if (g.rank() != root) return {};
   if (elements < a.global_size())
     return "buffer on root holds " + std::to_string(elements) + " elements, the global array " +
-           local::shape_str(a.global_shape()) + " has " + std::to_string(a.global_size()) + " (rank " +
-           std::to_string(process_rank()) + ")";
-  if (!buf && a.global_size() > 0) return "buf is NULL on root (rank " + std::to_string(process_rank()) + ")";
+           local::shape_str(a.global_shape()) + " has " + std::to_string(a.global_size());
+  if (!buf && a.global_size() > 0) return "buf is NULL on root";
   return {};
 }
 

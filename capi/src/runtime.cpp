@@ -108,9 +108,7 @@ tessera_status tessera_runtime_create_world(const char* device, tessera_runtime*
 
 tessera_status tessera_runtime_create_f(MPI_Fint comm, const char* device, tessera_runtime* out) {
   return guard("tessera_runtime_create_f", [&] {
-    int init = 0;
-    MPI_Initialized(&init);
-    if (!init) throw InvalidArgument("a Fortran communicator needs MPI initialized (call MPI_Init first)");
+    if (!Runtime::mpi_initialized()) throw InvalidArgument("a Fortran communicator needs MPI initialized (call MPI_Init first)");
     create_runtime(MPI_Comm_f2c(comm), device, out);
   });
 }

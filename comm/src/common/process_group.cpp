@@ -1,5 +1,6 @@
 // ProcessGroup: communicator ownership, sub-groups, Cartesian grids, failure state.
 #include "tessera/comm/process_group.hpp"
+#include "tessera/comm/settings.hpp"
 
 #include <mutex>
 #include <numeric>
@@ -17,7 +18,7 @@ State::State(MPI_Comm user) {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized) throw Error("ProcessGroup needs MPI: construct a tessera::Runtime first");
-  timeout = settings().comm_timeout;
+  timeout = comm::settings().comm_timeout;
   TESSERA_CHECK_MPI(MPI_Comm_dup(user, &comm));
   TESSERA_CHECK_MPI(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
   TESSERA_CHECK_MPI(MPI_Comm_rank(comm, &rank));
@@ -102,6 +103,35 @@ void ProcessGroup::barrier() const {
     p.requests.emplace_back();
     TESSERA_CHECK_MPI(MPI_Ibarrier(state_->comm, &p.requests.back()));
   });
+}
+
+bool ProcessGroup::same_ranks(const ProcessGroup& other) const noexcept {
+  if (state_ == other.state_) return true;
+  int cmp = MPI_UNEQUAL;
+  if (MPI_Comm_compare(state_->comm, other.state_->comm, &cmp) != MPI_SUCCESS) return false;  // a freed communicator
+  return cmp == MPI_IDENT || cmp == MPI_CONGRUENT;
+}
+
+std::string ProcessGroup::first_error(const std::string& error) const {
+  const int first = all_reduce<std::int32_t>(error.empty() ? size() : rank(), ReduceOp::min);
+  if (first == size()) return {};
+  std::string message = error;
+  broadcast(message, first);
+  if (size() > 1) message += " (found by rank " + std::to_string(first) + ")";
+  return message;
+}
+
+void ProcessGroup::broadcast(std::string& s, int root) const {
+  if (root < 0 || root >= size())
+    throw InvalidArgument("broadcast: root " + std::to_string(root) + " outside a group of " + std::to_string(size()) +
+                          " ranks");
+  std::int64_t n = static_cast<std::int64_t>(s.size());
+  broadcast(&n, &n, 1, DType::int64, root, Stream::default_for(Device::host()));
+  s.resize(static_cast<std::size_t>(n));
+  if (n == 0) return;
+  state_->check();
+  detail::mpi_run(*state_, Call{"broadcast", static_cast<std::size_t>(n), DType::boolean},
+                  [&](detail::MpiPending& p) { detail::mpi_post_bytes_bcast(*state_, s.data(), s.size(), root, p); });
 }
 
 ProcessGroup ProcessGroup::split(int color, int key) const {

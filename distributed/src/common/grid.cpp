@@ -83,9 +83,7 @@ const comm::ProcessGroup& ProcessGrid::axis_group(int axis) const {
 bool ProcessGrid::operator==(const ProcessGrid& o) const noexcept {
   if (state_ == o.state_) return true;
   if (dims() != o.dims() || periodic() != o.periodic()) return false;
-  int cmp = MPI_UNEQUAL;
-  MPI_Comm_compare(group().mpi_comm(), o.group().mpi_comm(), &cmp);
-  return cmp == MPI_CONGRUENT || cmp == MPI_IDENT;
+  return group().same_ranks(o.group());
 }
 
 std::string ProcessGrid::str() const {

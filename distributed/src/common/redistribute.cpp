@@ -71,9 +71,7 @@ Array<T, R> redistribute(const Array<T, R>& a, const Layout<R>& to) {
     throw ShapeMismatch("shape mismatch in redistribute: " + Layout<R>::idx_str(from.global_shape()) + " vs " +
                             Layout<R>::idx_str(to.global_shape()),
                         d);
-  int cmp = MPI_UNEQUAL;
-  MPI_Comm_compare(from.grid().group().mpi_comm(), to.grid().group().mpi_comm(), &cmp);
-  if (cmp != MPI_IDENT && cmp != MPI_CONGRUENT)
+  if (!from.grid().group().same_ranks(to.grid().group()))
     throw LayoutMismatch("layout mismatch in redistribute: " + from.str() + " and " + to.str() +
                              " are over different process groups (the same ranks in the same order are needed)",
                          d);

@@ -81,6 +81,21 @@ class ProcessGroup {
 
   /// Returns once every rank of the group has called it.
   void barrier() const;
+  /// Whether `other` has the same ranks in the same order (MPI_IDENT or MPI_CONGRUENT); local.
+  bool same_ranks(const ProcessGroup& other) const noexcept;
+
+  // ---- agreement (host, collective, under the group's deadline) ----
+  /// "" on every rank when no rank's `error` is non-empty; otherwise, on every rank, the message
+  /// of the lowest rank that has one, with " (found by rank r)" in groups of more than one.
+  std::string first_error(const std::string& error) const;
+  /// Throws E(first_error(error)) on every rank when any rank has an error: a problem that only
+  /// some ranks can see (a file, root's buffer) becomes the same exception everywhere, not a hang.
+  template <class E = Error>
+  void agree(const std::string& error) const {
+    if (std::string m = first_error(error); !m.empty()) throw E(m);
+  }
+  /// Root's `s` on every rank (its length, then its bytes).
+  void broadcast(std::string& s, int root) const;
   /// Ranks with the same colour form a sub-group, ordered by key (then by rank).
   ProcessGroup split(int color, int key) const;
 
@@ -254,6 +269,7 @@ class ProcessGroup {
   struct State;  // implementation detail, shared with the backends
 
  private:
+  friend class ParallelFile;  // posts MPI-IO under the group's deadline
   explicit ProcessGroup(std::shared_ptr<State> s) : state_(std::move(s)) {}
   template <class A>
   static std::size_t checked(const A& a) {

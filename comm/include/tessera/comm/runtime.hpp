@@ -26,6 +26,8 @@ class Runtime {
   Runtime(int& argc, char**& argv);
   /// Releases everything in order (see above).
   ~Runtime();
+  /// Whether MPI is initialized (by a Runtime or by the program) and not yet finalized.
+  static bool mpi_initialized();
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 

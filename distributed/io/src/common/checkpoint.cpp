@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../detail/error_text.hpp"
+#include "../detail/files.hpp"
 #include "../detail/checkpoint_chunks.hpp"
 #include "tessera/local/element_types.hpp"
 
@@ -37,24 +38,6 @@ using json = nlohmann::json;
 const Stream& host_stream() { return Stream::default_for(Device::host()); }
 
 // `s` of rank `root` on every rank (packed into int64 words: the groups move typed elements).
-std::string broadcast_string(const comm::ProcessGroup& g, const std::string& s, int root) {
-  std::int64_t n = static_cast<std::int64_t>(s.size());
-  g.broadcast(&n, &n, 1, DType::int64, root, host_stream());
-  std::vector<std::int64_t> words((n + 7) / 8);
-  if (g.rank() == root && n > 0) std::memcpy(words.data(), s.data(), s.size());  // data() of empty: null
-  if (!words.empty()) g.broadcast(words.data(), words.data(), words.size(), DType::int64, root, host_stream());
-  return std::string(reinterpret_cast<const char*>(words.data()), static_cast<std::size_t>(n));
-}
-
-// Every rank throws the same IoError if any rank has a non-empty `err` (the lowest rank's).
-void agree(const comm::ProcessGroup& g, const std::string& err) {
-  const std::int32_t first = g.all_reduce<std::int32_t>(err.empty() ? g.size() : g.rank(), comm::ReduceOp::min);
-  if (first == g.size()) return;
-  std::string msg = broadcast_string(g, err, first);
-  if (g.size() > 1) msg += " (found by rank " + std::to_string(first) + ")";
-  throw IoError(msg);
-}
-
 // "a/b/" -> "a/b": the temporary and .old siblings are made by appending to the name.
 std::string normalize(std::string dir) {
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
@@ -70,38 +53,8 @@ bool valid_name(const std::string& n) {
   });
 }
 
-[[noreturn]] void throw_errno(const std::string& what, const std::string& path) {
-  throw std::runtime_error(what + " " + path + " (" + std::strerror(errno) + ")");
-}
-
-void fsync_path(const std::string& path, bool directory) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | (directory ? O_DIRECTORY : 0));
-  if (fd < 0) throw_errno("cannot open", path);
-  if (::fsync(fd) != 0 && errno != EINVAL) {  // EINVAL: a file system that cannot sync directories
-    const int e = errno;
-    ::close(fd);
-    errno = e;
-    throw_errno("cannot fsync", path);
-  }
-  ::close(fd);
-}
-
-void write_durable(const std::string& path, const std::string& text) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) throw_errno("cannot create", path);
-  for (std::size_t done = 0; done < text.size();) {
-    const ssize_t w = ::write(fd, text.data() + done, text.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      const int e = errno;
-      ::close(fd);
-      errno = e;
-      throw_errno("cannot write", path);
-    }
-    done += static_cast<std::size_t>(w);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) throw_errno("cannot write", path);
-}
+using detail::fsync_path;
+void write_durable(const std::string& path, const std::string& text) { detail::write_text(path, text, true); }
 
 std::string json_ints(const Vec& v) {
   std::string o = "[";
@@ -126,7 +79,7 @@ bool complete(const fs::path& d) { return fs::exists(d / "zarr.json") || (fs::ex
 
 std::string read_whole(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
-  if (!f) throw_errno("cannot open", path);
+  if (!f) detail::fail_errno("cannot open", path);
   std::ostringstream ss;
   ss << f.rdbuf();
   if (f.bad()) throw std::runtime_error("cannot read " + path);
@@ -186,8 +139,8 @@ CheckpointWriter::CheckpointWriter(std::string dir, comm::ProcessGroup group)
       err = "checkpoint " + dir_ + ": cannot create a temporary directory: " + tessera::detail::message_of(e);
     }
   }
-  agree(group_, err);
-  tmp_ = broadcast_string(group_, tmp_, 0);
+  group_.agree<IoError>(err);
+  group_.broadcast(tmp_, 0);
 }
 
 CheckpointWriter::~CheckpointWriter() {
@@ -204,9 +157,7 @@ void CheckpointWriter::begin_field(const std::string& name, const comm::ProcessG
     throw InvalidArgument(where + "names are letters, digits, '_', '-' and '.', not starting with '.'");
   for (const auto& f : fields_)
     if (f.name == name) throw InvalidArgument(where + "added twice");
-  int cmp = MPI_UNEQUAL;
-  MPI_Comm_compare(group_.mpi_comm(), array_group.mpi_comm(), &cmp);
-  const std::int32_t same = cmp == MPI_IDENT || cmp == MPI_CONGRUENT;
+  const std::int32_t same = group_.same_ranks(array_group);
   if (group_.all_reduce<std::int32_t>(same, comm::ReduceOp::min) == 0)
     throw InvalidArgument(where + "the array's grid is not over the checkpoint's group (same ranks, same order)");
 }
@@ -297,7 +248,7 @@ void CheckpointWriter::commit() {
       err = "checkpoint " + dir_ + ": commit failed: " + tessera::detail::message_of(e);
     }
   }
-  agree(group_, err);
+  group_.agree<IoError>(err);
   committed_ = true;
 }
 
@@ -314,10 +265,10 @@ CheckpointReader::CheckpointReader(std::string dir, comm::ProcessGroup group) : 
       err = "checkpoint " + dir_ + ": " + tessera::detail::message_of(e);
     }
   }
-  agree(group, err);
-  path_ = broadcast_string(group, path_, 0);
-  file = broadcast_string(group, file, 0);
-  text = broadcast_string(group, text, 0);
+  group.agree<IoError>(err);
+  group.broadcast(path_, 0);
+  group.broadcast(file, 0);
+  group.broadcast(text, 0);
 
   // Every rank parses the same bytes: the same result, or the same IoError, everywhere.
   const std::string where = "checkpoint " + file + ": ";

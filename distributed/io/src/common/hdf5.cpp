@@ -29,22 +29,6 @@ struct H {
   operator hid_t() const { return id; }
 };
 
-// Every rank throws the same IoError when any rank failed (the lowest failing rank's message).
-void agree(MPI_Comm comm, const std::string& err) {
-  int rank = 0, size = 0;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  int mine = err.empty() ? size : rank, first = size;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
-  if (first == size) return;
-  std::string msg = err;
-  unsigned long long len = msg.size();
-  MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, first, comm);
-  msg.resize(len);
-  MPI_Bcast(msg.data(), static_cast<int>(len), MPI_CHAR, first, comm);
-  throw IoError(msg + (first == rank ? "" : " (reported by rank " + std::to_string(first) + ")"));
-}
-
 // The memory type of T, as h5py writes it (complex: compound {r, i}; bool: enum int8).
 template <class T>
 hid_t mem_type() {
@@ -101,7 +85,8 @@ template <class T, int R>
 void save_hdf5(const std::string& path, const std::string& name, const distributed::Array<T, R>& a, const Hdf5WriteOptions& o) {
   const auto agreed = distributed::check_call<T, R>("save_hdf5", a.layout(), a.device(), "path", path, "name", name);
   const auto& l = a.layout();
-  const MPI_Comm comm = l.grid().group().mpi_comm();
+  const comm::ProcessGroup& group = l.grid().group();
+  const MPI_Comm comm = group.mpi_comm();  // for HDF5's MPI-IO driver
   const std::string where = "save_hdf5: " + path + ": ";
   if (!o.chunks.empty() && o.chunks.size() != static_cast<std::size_t>(R)) throw InvalidArgument(where + "chunks of the wrong rank");
   if (o.deflate < 0 || o.deflate > 9 || (o.deflate > 0 && o.chunks.empty())) throw InvalidArgument(where + "deflate 1-9 needs chunks");
@@ -111,19 +96,17 @@ void save_hdf5(const std::string& path, const std::string& name, const distribut
   local::Array<T, R> h(l.local_shape(), Device::host());
   local::copy(h, a.interior());
 
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  int exists = 0;
-  if (rank == 0) exists = std::filesystem::exists(path);
-  MPI_Bcast(&exists, 1, MPI_INT, 0, comm);
+  std::int32_t exists = 0;
+  if (group.rank() == 0) exists = std::filesystem::exists(path);
+  group.broadcast(&exists, &exists, 1, DType::int32, 0, Stream::default_for(Device::host()));
   std::string err;
   H fapl(mpio_fapl(comm), H5Pclose);
   H file(exists ? H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl) : H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl), H5Fclose);
   if (file < 0) err = where + (exists ? "cannot open for writing (not an HDF5 file?)" : "cannot create");
-  agree(comm, err);
+  group.agree<IoError>(err);
   if (H5Lexists(file, name.c_str(), H5P_DEFAULT) > 0 && H5Ldelete(file, name.c_str(), H5P_DEFAULT) < 0)
     err = where + "cannot replace dataset " + name;
-  agree(comm, err);
+  group.agree<IoError>(err);
   hsize_t dims[R > 0 ? R : 1], chunk[R > 0 ? R : 1];
   for (int ax = 0; ax < R; ++ax) dims[ax] = static_cast<hsize_t>(l.global_shape()[ax]);
   H space(H5Screate_simple(R, dims, nullptr), H5Sclose);
@@ -139,28 +122,29 @@ void save_hdf5(const std::string& path, const std::string& name, const distribut
   H type(mem_type<T>(), H5Tclose);
   H set(H5Dcreate2(file, name.c_str(), type, space, lcpl, dcpl, H5P_DEFAULT), H5Dclose);
   if (set < 0) err = where + "cannot create dataset " + name;
-  agree(comm, err);
+  group.agree<IoError>(err);
   select_block<R>(space, box, writes);
   hsize_t n = writes ? static_cast<hsize_t>(box.size()) : 0;
   H mem(H5Screate_simple(1, &n, nullptr), H5Sclose);
   H dxpl(transfer_list(), H5Pclose);
   if (H5Dwrite(set, type, mem, space, dxpl, h.data()) < 0) err = where + "collective write of dataset " + name + " failed";
-  agree(comm, err);
+  group.agree<IoError>(err);
 }
 
 template <class T, int R>
 distributed::Array<T, R> load_hdf5(const std::string& path, const std::string& name, const distributed::Layout<R>& l, Device d) {
   const auto agreed = distributed::check_call<T, R>("load_hdf5", l, d, "path", path, "name", name);
-  const MPI_Comm comm = l.grid().group().mpi_comm();
+  const comm::ProcessGroup& group = l.grid().group();
+  const MPI_Comm comm = group.mpi_comm();  // for HDF5's MPI-IO driver
   const std::string where = "load_hdf5: " + path + ": ";
   std::string err;
   H fapl(mpio_fapl(comm), H5Pclose);
   H file(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl), H5Fclose);
   if (file < 0) err = where + "cannot open (missing, or not an HDF5 file)";
-  agree(comm, err);
+  group.agree<IoError>(err);
   H set(H5Lexists(file, name.c_str(), H5P_DEFAULT) > 0 ? H5Dopen2(file, name.c_str(), H5P_DEFAULT) : H5I_INVALID_HID, H5Dclose);
   if (set < 0) err = where + "no dataset " + name;
-  agree(comm, err);
+  group.agree<IoError>(err);
   H type(mem_type<T>(), H5Tclose);
   H ftype(H5Dget_type(set), H5Tclose);
   H space(H5Dget_space(set), H5Sclose);
@@ -172,7 +156,7 @@ distributed::Array<T, R> load_hdf5(const std::string& path, const std::string& n
   bool same = rank == R && H5Sget_simple_extent_dims(space, dims, nullptr) == R;
   for (int ax = 0; same && ax < R; ++ax) same = dims[ax] == static_cast<hsize_t>(l.global_shape()[ax]);
   if (err.empty() && !same) err = where + "dataset " + name + " has another shape than the layout's " + local::shape_str(l.global_shape());
-  agree(comm, err);
+  group.agree<IoError>(err);
   const auto box = l.local_box();
   select_block<R>(space, box, true);
   hsize_t n = static_cast<hsize_t>(box.size());
@@ -180,7 +164,7 @@ distributed::Array<T, R> load_hdf5(const std::string& path, const std::string& n
   local::Array<T, R> h(l.local_shape(), Device::host());
   H dxpl(transfer_list(), H5Pclose);
   if (H5Dread(set, type, mem, space, dxpl, h.data()) < 0) err = where + "collective read of dataset " + name + " failed";
-  agree(comm, err);
+  group.agree<IoError>(err);
   distributed::Array<T, R> a(l, d);
   local::copy(a.interior(), h);
   return a;

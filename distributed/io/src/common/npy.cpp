@@ -2,8 +2,6 @@
 // (the header itself: npy_header.cpp).
 #include "tessera/io/npy.hpp"
 
-#include <mpi.h>
-
 #include <algorithm>
 #include <climits>
 #include <cstring>
@@ -17,6 +15,7 @@
 #include "../detail/npy_mpiio.hpp"
 #include "../detail/zarr_codecs.hpp"
 #include "../detail/staging.hpp"
+#include "tessera/comm/parallel_file.hpp"
 #include "tessera/distributed/consistency.hpp"
 #include "tessera/local/basic_ops.hpp"
 #include "tessera/local/element_types.hpp"
@@ -37,80 +36,6 @@ std::string shape_text(const std::vector<index_t>& s) {
   return t + (s.size() == 1 ? ",)" : ")");
 }
 
-// Throws the same IoError on every rank of `comm` when any rank has a non-empty `err` (the
-// message of the lowest failing rank).
-void agree(MPI_Comm comm, const std::string& err) {
-  int rank = 0, size = 0;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  int mine = err.empty() ? size : rank, first = size;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm);
-  if (first == size) return;
-  std::string msg = err;
-  unsigned long long len = msg.size();
-  MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG_LONG, first, comm);
-  msg.resize(len);
-  MPI_Bcast(msg.data(), static_cast<int>(len), MPI_CHAR, first, comm);
-  throw IoError(msg + (first == rank ? "" : " (reported by rank " + std::to_string(first) + ")"));
-}
-
-std::string mpi_error(int rc) {
-  char text[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  MPI_Error_string(rc, text, &len);
-  return std::string(text, len);
-}
-
-// One open MPI file with this rank's subarray view; closes on scope exit.
-class ViewFile {
- public:
-  ViewFile(const detail::NpyPlan& p, int amode, std::string& err) {
-    int rc = MPI_File_open(p.comm, p.path.c_str(), amode, MPI_INFO_NULL, &fh_);
-    if (rc != MPI_SUCCESS) {
-      err = p.path + ": cannot open (" + mpi_error(rc) + ")";
-      fh_ = MPI_FILE_NULL;
-    }
-    MPI_Type_contiguous(static_cast<int>(p.elem), MPI_BYTE, &etype_);
-    MPI_Type_commit(&etype_);
-    const int r = static_cast<int>(p.global.size());
-    bool empty = false;
-    for (index_t c : p.count) empty = empty || c == 0;
-    std::vector<int> sizes(r), sub(r), starts(r);
-    for (int a = 0; a < r; ++a) {
-      if (p.global[a] > INT_MAX) err = p.path + ": extent " + std::to_string(p.global[a]) + " too large for an MPI file view";
-      sizes[a] = static_cast<int>(std::min<index_t>(p.global[a], INT_MAX));
-      sub[a] = static_cast<int>(p.count[a]);
-      starts[a] = static_cast<int>(p.lo[a]);
-    }
-    if (empty || !err.empty()) {
-      filetype_ = etype_;
-    } else {
-      MPI_Type_create_subarray(r, sizes.data(), sub.data(), starts.data(), MPI_ORDER_C, etype_, &filetype_);
-      MPI_Type_commit(&filetype_);
-      own_filetype_ = true;
-    }
-  }
-  // Collective; call only once every rank opened the file.
-  void set_view(const detail::NpyPlan& p, std::size_t data_offset, std::string& err) {
-    const int rc = MPI_File_set_view(fh_, static_cast<MPI_Offset>(data_offset), etype_, filetype_, "native", MPI_INFO_NULL);
-    if (rc != MPI_SUCCESS) err = p.path + ": cannot set the file view (" + mpi_error(rc) + ")";
-  }
-  ~ViewFile() {
-    if (fh_ != MPI_FILE_NULL) MPI_File_close(&fh_);
-    if (own_filetype_) MPI_Type_free(&filetype_);
-    MPI_Type_free(&etype_);
-  }
-  ViewFile(const ViewFile&) = delete;
-  ViewFile& operator=(const ViewFile&) = delete;
-  MPI_File fh() const { return fh_; }
-  MPI_Datatype etype() const { return etype_; }
-
- private:
-  MPI_File fh_ = MPI_FILE_NULL;
-  MPI_Datatype etype_ = MPI_DATATYPE_NULL, filetype_ = MPI_DATATYPE_NULL;
-  bool own_filetype_ = false;
-};
-
 // Rounds of whole leading-axis slabs: the same number of collective calls on every rank.
 struct Rounds {
   index_t rows = 0, per_round = 1, slab = 0;  // slab: elements per leading-axis row
@@ -130,44 +55,36 @@ Rounds plan_rounds(const detail::NpyPlan& p, std::string& err) {
   } else {
     r.rows = 0;
   }
-  long long mine = r.rows == 0 ? 0 : (r.rows + r.per_round - 1) / r.per_round, most = 0;
-  MPI_Allreduce(&mine, &most, 1, MPI_LONG_LONG, MPI_MAX, p.comm);
-  r.count = static_cast<int>(most);
+  const std::int64_t mine = r.rows == 0 ? 0 : (r.rows + r.per_round - 1) / r.per_round;
+  r.count = static_cast<int>(p.group.all_reduce<std::int64_t>(mine, comm::ReduceOp::max));
   return r;
 }
 
 // The rounds of write_all/read_all; err is set (not thrown) so that every rank makes every call.
-template <class Call>
-void run_rounds(const detail::NpyPlan& p, const Rounds& r, const detail::SlabFn& stage, bool writing, Call call,
-                std::string& err) {
+void run_rounds(const detail::NpyPlan& p, const Rounds& r, const detail::SlabFn& stage, bool writing,
+                comm::ParallelFile& f, bool collective, std::string& err) {
   const std::size_t bytes = static_cast<std::size_t>(std::min(r.rows, r.per_round) * r.slab) * p.elem;
   // The pinned staging block shared with the Zarr pipeline (kept between calls).
   char* const buf = static_cast<char*>(r.rows > 0 ? detail::staging(bytes) : nullptr);
+  auto staged = [&](index_t row0, index_t rows) {
+    try {
+      stage(row0, rows, buf);
+    } catch (const std::exception& e) {
+      err = p.path + ": staging failed: " + tessera::detail::message_of(e);
+    }
+  };
   for (int k = 0; k < r.count; ++k) {
     const index_t row0 = k * r.per_round;
     const index_t rows = row0 < r.rows ? std::min(r.per_round, r.rows - row0) : 0;
-    if (rows > 0 && writing && err.empty()) {
-      try {
-        stage(row0, rows, buf);
-      } catch (const std::exception& e) {
-        err = p.path + ": staging failed: " + tessera::detail::message_of(e);
-      }
-    }
-    const int n = err.empty() ? static_cast<int>(rows * r.slab) : 0;
-    MPI_Status st;
-    const int rc = call(buf, n, &st);
-    if (rc != MPI_SUCCESS && err.empty()) err = p.path + ": collective " + (writing ? "write" : "read") + " failed (" + mpi_error(rc) + ")";
-    if (rows > 0 && !writing && err.empty()) {
-      int got = 0;
-      MPI_Get_count(&st, MPI_BYTE, &got);
-      if (static_cast<std::size_t>(got) != static_cast<std::size_t>(n) * p.elem)
-        err = p.path + ": short read (" + std::to_string(got) + " of " + std::to_string(std::size_t(n) * p.elem) + " bytes)";
-      else {
-        try {
-          stage(row0, rows, buf);
-        } catch (const std::exception& e) {
-          err = p.path + ": staging failed: " + tessera::detail::message_of(e);
-        }
+    if (rows > 0 && writing && err.empty()) staged(row0, rows);
+    const std::size_t n = err.empty() ? static_cast<std::size_t>(rows * r.slab) : 0;
+    if (writing) {
+      f.write(buf, n, collective, err);
+    } else {
+      const std::size_t got = f.read(buf, n, collective, err);
+      if (rows > 0 && err.empty()) {
+        if (got != n) err = p.path + ": short read (" + std::to_string(got * p.elem) + " of " + std::to_string(n * p.elem) + " bytes)";
+        else staged(row0, rows);
       }
     }
   }
@@ -182,8 +99,7 @@ std::size_t npy_chunk_bytes() { return g_chunk_bytes; }
 
 void write_npy(const NpyPlan& p, const SlabFn& fill) {
   const bool collective = collective_io();  // first (settings() may throw): before any collective call
-  int rank = 0;
-  MPI_Comm_rank(p.comm, &rank);
+  const int rank = p.group.rank();
   const std::string header = make_npy_header(p.descr, p.global);
   std::string err;
   // Rank 0 removes an old file first, so that a smaller array leaves no stale tail behind.
@@ -192,31 +108,22 @@ void write_npy(const NpyPlan& p, const SlabFn& fill) {
     std::filesystem::remove(p.path, ec);
     if (ec) err = p.path + ": cannot replace the existing file (" + ec.message() + ")";
   }
-  agree(p.comm, err);
-  ViewFile f(p, MPI_MODE_WRONLY | MPI_MODE_CREATE, err);
-  agree(p.comm, err);
-  if (rank == 0) {
-    MPI_Status st;
-    const int rc = MPI_File_write_at(f.fh(), 0, header.data(), static_cast<int>(header.size()), MPI_BYTE, &st);
-    if (rc != MPI_SUCCESS) err = p.path + ": cannot write the header (" + mpi_error(rc) + ")";
-  }
-  agree(p.comm, err);
-  f.set_view(p, header.size(), err);
-  agree(p.comm, err);
+  p.group.agree<IoError>(err);
+  comm::ParallelFile f(p.group, p.path, comm::ParallelFile::Mode::write, err);
+  p.group.agree<IoError>(err);
+  if (rank == 0) f.write_at(0, header.data(), header.size(), err);
+  p.group.agree<IoError>(err);
+  f.view_block(p.elem, p.global, p.lo, p.count, header.size(), err);
+  p.group.agree<IoError>(err);
   std::string err2;
   const Rounds r = plan_rounds(p, err2);
-  run_rounds(p, r, fill, true,
-             [&](void* buf, int n, MPI_Status* st) {
-               return collective ? MPI_File_write_all(f.fh(), buf, n, f.etype(), st)
-                                      : MPI_File_write(f.fh(), buf, n, f.etype(), st);
-             }, err2);
-  agree(p.comm, err2);
+  run_rounds(p, r, fill, true, f, collective, err2);
+  p.group.agree<IoError>(err2);
 }
 
 void read_npy(const NpyPlan& p, const SlabFn& take) {
   const bool collective = collective_io();
-  int rank = 0;
-  MPI_Comm_rank(p.comm, &rank);
+  const int rank = p.group.rank();
   // Rank 0 reads the header; every rank parses the broadcast bytes (same result everywhere).
   std::string err, head;
   unsigned long long file_size = 0;
@@ -241,12 +148,9 @@ void read_npy(const NpyPlan& p, const SlabFn& take) {
       if (!f.read(head.data(), static_cast<std::streamsize>(want))) err = p.path + ": cannot read the header";
     }
   }
-  agree(p.comm, err);
-  unsigned long long hs = head.size();
-  MPI_Bcast(&hs, 1, MPI_UNSIGNED_LONG_LONG, 0, p.comm);
-  MPI_Bcast(&file_size, 1, MPI_UNSIGNED_LONG_LONG, 0, p.comm);
-  head.resize(hs);
-  MPI_Bcast(head.data(), static_cast<int>(hs), MPI_CHAR, 0, p.comm);
+  p.group.agree<IoError>(err);
+  p.group.broadcast(&file_size, &file_size, 1, DType::int64, 0, Stream::default_for(Device::host()));
+  p.group.broadcast(head, 0);
 
   NpyHeader h;
   bool swap = false;
@@ -291,16 +195,12 @@ void read_npy(const NpyPlan& p, const SlabFn& take) {
   if (!h.fortran_order)
     for (std::size_t a = 1; a < p.count.size(); ++a) slab *= p.count[a];
 
-  ViewFile f(q, MPI_MODE_RDONLY, err);
-  agree(p.comm, err);
-  f.set_view(q, h.data_offset, err);
-  agree(p.comm, err);
+  comm::ParallelFile f(p.group, p.path, comm::ParallelFile::Mode::read, err);
+  p.group.agree<IoError>(err);
+  f.view_block(q.elem, q.global, q.lo, q.count, h.data_offset, err);
+  p.group.agree<IoError>(err);
   const Rounds r = plan_rounds(q, err);
-  run_rounds(q, r, raw, false,
-             [&](void* buf, int n, MPI_Status* st) {
-               return collective ? MPI_File_read_all(f.fh(), buf, n, f.etype(), st)
-                                      : MPI_File_read(f.fh(), buf, n, f.etype(), st);
-             }, err);
+  run_rounds(q, r, raw, false, f, collective, err);
   if (h.fortran_order && err.empty() && !whole.empty()) {
     try {
       std::vector<char> c(whole.size());
@@ -312,7 +212,7 @@ void read_npy(const NpyPlan& p, const SlabFn& take) {
       err = p.path + ": staging failed: " + tessera::detail::message_of(e);
     }
   }
-  agree(p.comm, err);
+  p.group.agree<IoError>(err);
 }
 
 }  // namespace detail
@@ -321,7 +221,7 @@ namespace {
 
 template <class T, int R>
 detail::NpyPlan npy_plan(const std::string& path, const distributed::Layout<R>& l, bool writes) {
-  detail::NpyPlan p{path, l.grid().group().mpi_comm(), npy_descr<T>(), sizeof(T), {}, {}, {}};
+  detail::NpyPlan p{path, l.grid().group(), npy_descr<T>(), sizeof(T), {}, {}, {}};
   const auto box = l.local_box();
   const auto shape = box.shape();
   for (int a = 0; a < R; ++a) {

@@ -1,5 +1,6 @@
 // Zarr v2/v3 directory stores (tessera/io/zarr.hpp): metadata, chunk exchange and the parallel
 // chunk pipeline (codecs: zarr_codecs.cpp, metadata: zarr_meta.cpp).
+#include "tessera/io/settings.hpp"
 #include "tessera/io/zarr.hpp"
 
 #include <cerrno>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "../detail/error_text.hpp"
+#include "../detail/files.hpp"
 #include "../detail/io_threads.hpp"
 #include "../detail/staging.hpp"
 #include "../detail/zarr_codecs.hpp"
@@ -39,26 +41,11 @@ using Vec = std::vector<std::int64_t>;
 
 const Stream& host_stream() { return Stream::default_for(Device::host()); }
 
-// Every rank throws the same IoError if any rank failed: the lowest failing rank's message wins.
-void agree(const comm::ProcessGroup& g, const std::string& err) {
-  std::int32_t first = err.empty() ? g.size() : g.rank();
-  g.all_reduce(&first, 1, comm::ReduceOp::min, host_stream());
-  if (first == g.size()) return;
-  std::int64_t len = static_cast<std::int64_t>(err.size());
-  g.broadcast(&len, &len, 1, DType::int64, first, host_stream());
-  std::vector<std::int64_t> chars(err.begin(), err.end());
-  chars.resize(len);
-  g.broadcast(chars.data(), chars.data(), chars.size(), DType::int64, first, host_stream());
-  std::string msg(chars.begin(), chars.end());
-  if (g.size() > 1) msg += " (found by rank " + std::to_string(first) + ")";
-  throw IoError(msg);
-}
-
 // The chunk pipeline's thread count: the setting, else the cores this process may run on. A rank
 // bound by its launcher (Open MPI binds 1-2 rank jobs to one core each) gets its own cores; an
 // unbound one shares the node's with the node's other ranks.
 int io_threads(const comm::ProcessGroup& g) {
-  if (settings().io_threads > 0) return settings().io_threads;
+  if (io::settings().io_threads > 0) return io::settings().io_threads;
   const int hw = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   cpu_set_t set;
   CPU_ZERO(&set);
@@ -150,9 +137,8 @@ int chunk_owner(const detail::ZarrShard& s, const Vec& first) {
   return 0;  // unreachable for a valid layout
 }
 
-[[noreturn]] void sys_fail(const std::string& what, const fs::path& p) {
-  throw IoError(what + " " + p.string() + " (" + std::strerror(errno) + ")");
-}
+using detail::write_file;
+using detail::write_text;
 
 using detail::PooledBytes;
 
@@ -167,13 +153,13 @@ int open_read(const fs::path& p, std::size_t& size) {
   const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return -1;
-    sys_fail("cannot open", p);
+    detail::fail_errno("cannot open", p);
   }
   struct stat st;
   if (::fstat(fd, &st) != 0) {
     const int e = errno;
     ::close(fd), errno = e;
-    sys_fail("cannot stat", p);
+    detail::fail_errno("cannot stat", p);
   }
   size = static_cast<std::size_t>(st.st_size);
   return fd;
@@ -184,7 +170,7 @@ void pread_all(int fd, char* dst, std::size_t n, std::uint64_t off, const fs::pa
   for (std::size_t done = 0; done < n;) {
     const ssize_t r = ::pread(fd, dst + done, n - done, static_cast<off_t>(off + done));
     if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) sys_fail("cannot read", p);
+    if (r <= 0) detail::fail_errno("cannot read", p);
     done += static_cast<std::size_t>(r);
   }
 }
@@ -273,45 +259,6 @@ bool read_shard_part(const fs::path& p, const ShardSpec& s, const detail::ChunkT
   return true;
 }
 
-// Writes the pieces one after the other to `p`.tmp and renames it to `p` (never half a file under
-// p; POSIX I/O: errors carry errno; durable fsyncs first). Durable writes go out in slices, each
-// handed to writeback as soon as it is in the page cache (sync_file_range), so that the disk
-// writes while the rest is copied: all-then-fsync left it idle during the copies (0.86x
-// tensorstore's durable raw write on an H200 machine).
-void write_file(const fs::path& p, const std::vector<std::string_view>& pieces, bool durable) {
-  constexpr std::size_t kSlice = std::size_t(16) << 20;
-  const fs::path tmp = p.string() + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) sys_fail("cannot create", tmp);
-  std::size_t at = 0, queued = 0;  // queued: bytes handed to writeback
-  for (const auto piece : pieces)
-    for (std::size_t done = 0; done < piece.size();) {
-      const std::size_t n = durable ? std::min(piece.size() - done, kSlice) : piece.size() - done;
-      const ssize_t w = ::pwrite(fd, piece.data() + done, n, static_cast<off_t>(at));
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) {
-        const int e = errno;
-        ::close(fd), ::unlink(tmp.c_str());
-        errno = e;
-        sys_fail("cannot write", tmp);
-      }
-      done += static_cast<std::size_t>(w), at += static_cast<std::size_t>(w);
-#ifdef SYNC_FILE_RANGE_WRITE
-      if (durable && at - queued >= kSlice) {  // a hint: errors surface in the fsync below
-        (void)::sync_file_range(fd, static_cast<off_t>(queued), static_cast<off_t>(at - queued), SYNC_FILE_RANGE_WRITE);
-        queued = at;
-      }
-#endif
-    }
-  (void)queued;
-  if (durable && ::fsync(fd) != 0) ::close(fd), sys_fail("cannot fsync", tmp);
-  if (::close(fd) != 0) sys_fail("cannot close", tmp);
-  if (::rename(tmp.c_str(), p.c_str()) != 0) sys_fail("cannot rename to", p);
-}
-void write_file(const fs::path& p, const char* data, std::size_t n, bool durable) {
-  write_file(p, std::vector<std::string_view>{std::string_view(data, n)}, durable);
-}
-void write_text(const fs::path& p, const std::string& s, bool durable) { write_file(p, s.data(), s.size(), durable); }
 
 // One element of the fill value in dtype t (a value the dtype cannot hold is an error, not UB).
 std::string fill_bytes(const ZarrayMeta& m, DType t, std::size_t es) {
@@ -451,7 +398,7 @@ void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk
       err = where + tessera::detail::message_of(e);
     }
   }
-  agree(g, err);
+  g.agree<IoError>(err);
 
   // Exchange: every non-replica rank sends the part of each chunk it holds to the chunk's owner.
   const ChunkGrid grid(s.global, m.chunks);
@@ -582,7 +529,7 @@ void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk
   err = stage_err.empty() ? parallel_for(late.size(), threads, [&](std::size_t i) { write_chunk(late[i].first, late[i].second); }) : "";
   early_pool.join();
   if (err.empty()) err = stage_err.empty() ? early_err : stage_err;
-  agree(g, err.empty() ? err : where + err);
+  g.agree<IoError>(err.empty() ? err : where + err);
 }
 
 void load_zarr_host(const std::string& dir, const ZarrShard& s) {
@@ -702,7 +649,7 @@ void load_zarr_host(const std::string& dir, const ZarrShard& s) {
   } catch (const std::exception& e) {
     err = tessera::detail::message_of(e);
   }
-  agree(s.group, err.empty() ? err : where + err);
+  s.group.agree<IoError>(err.empty() ? err : where + err);
 }
 
 }  // namespace detail

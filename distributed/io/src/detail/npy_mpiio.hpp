@@ -1,13 +1,12 @@
 // The type-erased half of save_npy/load_npy (npy.cpp): one rank's block of the file, moved by
 // collective MPI-IO in rounds of whole leading-axis slabs staged through pinned host memory.
 #pragma once
-#include <mpi.h>
-
 #include <cstddef>
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "tessera/comm/process_group.hpp"
 #include "tessera/local/array.hpp"
 
 namespace tessera::io::detail {
@@ -18,7 +17,7 @@ using local::index_t;
 // when it takes no part), staged `rows` leading-axis slabs at a time through host memory.
 struct NpyPlan {
   std::string path;
-  MPI_Comm comm;
+  comm::ProcessGroup group;
   std::string descr;
   std::size_t elem = 0;
   std::vector<index_t> global, lo, count;
