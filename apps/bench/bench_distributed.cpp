@@ -49,11 +49,11 @@ int main(int argc, char** argv) {
   try {
     po::store(po::parse_command_line(argc, argv, opts), vm);
     po::notify(vm);
-    const auto t = tessera::transport_from_name(transport);
+    const auto t = tessera::distributed::transport_from_name(transport);
     if (!t) throw std::invalid_argument("--transport must be auto, nccl, nccl-window, ipc or mpi, not " + transport);
-    auto st = tessera::settings();
+    auto st = tessera::distributed::settings();
     st.transport = *t;
-    tessera::set_settings(st);
+    tessera::distributed::set_settings(st);
   } catch (const std::exception& e) {
     if (rt.rank() == 0) std::fprintf(stderr, "bench_distributed: %s\n", e.what());
     return 2;
@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
   const auto& s = tessera::Stream::default_for(d);
   const bool root = rt.rank() == 0;
   if (root) std::printf("# bench_distributed: %d ranks, device %s\n", p, tessera::device_description(d).c_str());
-  const auto ran = td::exchange_transport_name(world, d, tessera::settings().transport);
+  const auto ran = td::exchange_transport_name(world, d, tessera::distributed::settings().transport);
   if (root) std::printf("# transport: %s (ran: %s)\n", transport.c_str(), ran.c_str());
   auto want = [&](const char* t) { return ("," + tests + ",").find(std::string(",") + t + ",") != std::string::npos; };
 

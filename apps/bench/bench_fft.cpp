@@ -191,11 +191,11 @@ int main(int argc, char** argv) {
     require(o.type == "c2c" || o.type == "r2c", "--type must be c2c or r2c, not " + o.type);
     require(o.precision == "single" || o.precision == "double", "--precision must be single or double");
     require(o.decomp == "slab" || o.decomp == "pencil" || o.decomp == "auto", "--decomp must be slab, pencil or auto");
-    const auto t = tessera::transport_from_name(o.transport);
+    const auto t = tessera::distributed::transport_from_name(o.transport);
     require(t.has_value(), "--transport must be auto, nccl, nccl-window, ipc or mpi, not " + o.transport);
-    auto st = tessera::settings();
+    auto st = tessera::distributed::settings();
     st.transport = *t;
-    tessera::set_settings(st);
+    tessera::distributed::set_settings(st);
     require(o.nx >= 1 && o.ny >= 1 && o.nz >= 1 && o.iters >= 1 && o.warmup >= 0 && o.chunks >= 0,
             "need nx, ny, nz, --iters >= 1, --warmup >= 0 and --chunks >= 0");
   } catch (const std::exception& e) {
@@ -205,7 +205,7 @@ int main(int argc, char** argv) {
   if (rt.rank() == 0)
     std::printf("# bench_fft: %d ranks, device %s\n", rt.size(), tessera::device_description(rt.device()).c_str());
   {  // collective: every rank asks
-    const auto ran = tessera::distributed::exchange_transport_name(rt.world(), rt.device(), tessera::settings().transport);
+    const auto ran = tessera::distributed::exchange_transport_name(rt.world(), rt.device(), tessera::distributed::settings().transport);
     if (rt.rank() == 0) std::printf("# transport: %s (ran: %s)\n", o.transport.c_str(), ran.c_str());
   }
   const bool dbl = o.precision == "double", r2c = o.type == "r2c";

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tessera/comm/process_group.hpp"
+#include "tessera/local/config.hpp"
 #include "tessera/local/device.hpp"
 #include "tessera/local/memory.hpp"
 #include "tessera/local/settings.hpp"
@@ -30,7 +31,7 @@ struct ScopedEnv {
     if (auto old = tessera::detail::environment_value(name)) old_ = *old, had_ = true;
     setenv(name, value, 1);
     try {
-      tessera::set_settings(tessera::Settings::from_environment());
+      tessera::config::install_all();
     } catch (...) {
       restore();
       throw;
@@ -39,7 +40,7 @@ struct ScopedEnv {
   ~ScopedEnv() { restore(); }
   void restore() {
     had_ ? (void)setenv(name_, old_.c_str(), 1) : (void)unsetenv(name_);
-    tessera::set_settings(tessera::Settings::from_environment());
+    tessera::config::install_all();
   }
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;

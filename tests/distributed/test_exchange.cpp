@@ -10,7 +10,7 @@
 #include "tessera/comm/process_group.hpp"
 #include "tessera/distributed/exchange.hpp"
 #include "tessera/local/basic_ops.hpp"
-#include "tessera/local/settings.hpp"
+#include "tessera/distributed/settings.hpp"
 
 namespace {
 namespace td = tessera::distributed;
@@ -84,12 +84,12 @@ TYPED_TEST(Exchange, ProducerWritesEachChunkBeforeItTravels) {
   const Device d = this->device();
   std::vector<Box<2>> rows(p), cols(p);
   for (int r = 0; r < p; ++r) rows[r] = cut(r, p, 0), cols[r] = cut(r, p, 1);
-  const tessera::Settings saved = tessera::settings();
+  const tessera::distributed::Settings saved = tessera::distributed::settings();
   for (bool taper : {false, true}) {  // equal chunks, and half-size first and last ones
     SCOPED_TRACE(taper ? "tapered" : "equal");
-    tessera::Settings s = saved;
+    tessera::distributed::Settings s = saved;
     s.exchange_taper = taper;
-    tessera::set_settings(s);
+    tessera::distributed::set_settings(s);
     // The source starts empty; the producer fills chunk s (rows of this rank's box along axis 0).
     auto src = tessera::local::Array<double, 2>(rows[me].shape(), d);
     tessera::local::fill(src, -1.0);
@@ -113,7 +113,7 @@ TYPED_TEST(Exchange, ProducerWritesEachChunkBeforeItTravels) {
     td::exchange<double, 2>(g, {cols, out}, {rows, back}, tessera::Stream::default_for(d), d, o);
     expect_box(back, rows[me], "columns -> rows");
   }
-  tessera::set_settings(saved);
+  tessera::distributed::set_settings(saved);
 }
 
 // The consumer sees chunk s of its destination whole (every peer's part and its own) and may
@@ -161,13 +161,13 @@ TYPED_TEST(Exchange, ConsumerGetsEachChunkOnceItHasLanded) {
 }
 
 TEST(ExchangeChunks, EqualOrTaperedBounds) {
-  const tessera::Settings saved = tessera::settings();
-  tessera::Settings s = saved;
+  const tessera::distributed::Settings saved = tessera::distributed::settings();
+  tessera::distributed::Settings s = saved;
   s.exchange_taper = false;
-  tessera::set_settings(s);
+  tessera::distributed::set_settings(s);
   for (int k = 0; k <= 4; ++k) EXPECT_EQ(td::chunk_begin(12, k, 4), 3 * k);
   s.exchange_taper = true;
-  tessera::set_settings(s);
+  tessera::distributed::set_settings(s);
   const index_t tapered[] = {0, 2, 6, 10, 12};  // weights 1, 2, 2, 1
   for (int k = 0; k <= 4; ++k) EXPECT_EQ(td::chunk_begin(12, k, 4), tapered[k]);
   for (int k = 0; k <= 2; ++k) EXPECT_EQ(td::chunk_begin(12, k, 2), 6 * k);  // two chunks: equal
@@ -182,20 +182,20 @@ TEST(ExchangeChunks, EqualOrTaperedBounds) {
       }
       EXPECT_EQ(last, e);
     }
-  tessera::set_settings(saved);
+  tessera::distributed::set_settings(saved);
 }
 
 // Every transport, chosen per call: the same transposes (repeated, and growing, so that windows
 // are reused and regrown), and the name of what ran. Host buffers always travel through MPI.
 TYPED_TEST(Exchange, EveryTransportByOption) {
-  using tessera::Transport;
+  using tessera::distributed::Transport;
   const auto g = tessera::testing::world();
   const int p = g.size(), me = g.rank();
   const Device d = this->device();
   std::vector<Box<2>> rows(p), cols(p);
   for (int r = 0; r < p; ++r) rows[r] = cut(r, p, 0), cols[r] = cut(r, p, 1);
   for (Transport t : {Transport::automatic, Transport::nccl, Transport::nccl_window, Transport::ipc, Transport::mpi}) {
-    SCOPED_TRACE(tessera::transport_name(t));
+    SCOPED_TRACE(tessera::distributed::transport_name(t));
     const std::string ran = td::exchange_transport_name(g, d, t);
     if (d.is_host()) EXPECT_EQ(ran, "mpi");
     if (t == Transport::mpi) EXPECT_EQ(ran.rfind("mpi", 0), 0u) << ran;
@@ -216,7 +216,7 @@ TYPED_TEST(Exchange, EveryTransportByOption) {
 // Pieces whose rows are long (64 KiB here): ipc sends them as they lie, by 2-D copies, without
 // packing; every transport, equal and uneven boxes, chunked and not, both ways.
 TYPED_TEST(Exchange, LongRowsTravelUnpacked) {
-  using tessera::Transport;
+  using tessera::distributed::Transport;
   const auto g = tessera::testing::world();
   const int p = g.size(), me = g.rank();
   const Device d = this->device();
@@ -249,7 +249,7 @@ TYPED_TEST(Exchange, LongRowsTravelUnpacked) {
   for (int r = 0; r < p; ++r) rows[r] = box(r, 0), cols[r] = box(r, 1);
   for (Transport t : {Transport::ipc, Transport::nccl_window, Transport::nccl})
     for (int chunks : {1, 3}) {
-      SCOPED_TRACE(tessera::transport_name(t) + std::string(" chunks ") + std::to_string(chunks));
+      SCOPED_TRACE(tessera::distributed::transport_name(t) + std::string(" chunks ") + std::to_string(chunks));
       const td::ExchangeOptions o{.chunks = chunks, .chunk_mib = 0, .transport = t};
       auto out = tessera::local::Array<double, 3>(cols[me].shape(), d);
       td::exchange<double, 3>(g, {rows, fill3(rows[me])}, {cols, out}, tessera::Stream::default_for(d), d, o);

@@ -11,7 +11,7 @@
 
 #include "device_test.hpp"
 #include "tessera/distributed/redistribute.hpp"
-#include "tessera/local/settings.hpp"
+#include "tessera/distributed/settings.hpp"
 #include "tessera/local/basic_ops.hpp"
 
 namespace {
@@ -163,14 +163,14 @@ TYPED_TEST(Redistribute, UnevenEmptyAndExplicitBlocks) {
 // Pipelining cuts pieces into chunks that travel in steps; the result must not change. The
 // settings are the defaults of every exchange (TESSERA_EXCHANGE_CHUNKS, _CHUNK_MIB).
 struct ChunkEnv {
-  tessera::Settings saved = tessera::settings();
+  tessera::distributed::Settings saved = tessera::distributed::settings();
   explicit ChunkEnv(int chunks) {
-    tessera::Settings s = saved;
+    tessera::distributed::Settings s = saved;
     s.exchange_chunks = chunks;
     s.exchange_chunk_mib = 0;
-    tessera::set_settings(s);
+    tessera::distributed::set_settings(s);
   }
-  ~ChunkEnv() { tessera::set_settings(saved); }
+  ~ChunkEnv() { tessera::distributed::set_settings(saved); }
 };
 
 TYPED_TEST(Redistribute, PipelinedChunksGiveTheSameResult) {

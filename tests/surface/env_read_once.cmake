@@ -1,7 +1,7 @@
 # Fails if any C++/CUDA source of the project reads the environment outside the settings file
-# (local/src/common/settings.cpp): settings are read once, into tessera::Settings.
+# (local/src/common/config.cpp): settings are read once, each layer's into its own Settings.
 # Usage: cmake -DROOT=<source dir> -P env_read_once.cmake
-set(allowed "local/src/common/settings.cpp")
+set(allowed "local/src/common/config.cpp")
 # The call's name, spelled so that this file does not match a plain grep for it.
 string(CONCAT call "get" "env")
 set(found "")
@@ -21,6 +21,6 @@ foreach(dir local comm distributed capi apps tests)
 endforeach()
 if(found)
   list(JOIN found "\n  " text)
-  message(FATAL_ERROR "the environment is read outside ${allowed} (use tessera::settings()):\n  ${text}")
+  message(FATAL_ERROR "the environment is read outside ${allowed} (declare a setting in the layer's settings.cpp):\n  ${text}")
 endif()
 message(STATUS "the environment is read in ${allowed} only")

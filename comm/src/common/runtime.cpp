@@ -5,6 +5,7 @@
 
 #include "../detail/state.hpp"
 #include "tessera/comm/error.hpp"
+#include "tessera/local/config.hpp"
 #include "tessera/local/error.hpp"
 
 namespace tessera {
@@ -25,8 +26,8 @@ Runtime::Runtime() { init(nullptr, nullptr); }
 Runtime::Runtime(int& argc, char**& argv) { init(&argc, &argv); }
 
 void Runtime::init(int* argc, char*** argv) {
-  settings_ = Settings::from_environment();  // before MPI: a bad value fails fast, on every rank
-  set_settings(settings_);
+  config::install_all();  // every loaded layer's, before MPI: a bad value fails fast, on every rank
+  settings_ = tessera::settings();
   int initialized = 0;
   TESSERA_CHECK_MPI(MPI_Initialized(&initialized));
   if (!initialized) {
@@ -45,13 +46,20 @@ void Runtime::init(int* argc, char*** argv) {
     set_process_device(device_);  // errors thrown without a device of their own name this one
     if (settings_.verbose && world_->rank() == 0)
       std::fprintf(stderr, "tessera: %d ranks, rank 0 on %s; settings:\n%s", world_->size(), device_.str().c_str(),
-                   settings_.str().c_str());
+                   config::str_all().c_str());
   } catch (...) {
     world_.reset();
     context_.reset();
     if (owns_mpi_) MPI_Finalize();
     throw;
   }
+}
+
+bool Runtime::mpi_initialized() {
+  int initialized = 0, finalized = 0;
+  TESSERA_CHECK_MPI(MPI_Initialized(&initialized));
+  TESSERA_CHECK_MPI(MPI_Finalized(&finalized));
+  return initialized && !finalized;
 }
 
 Runtime::~Runtime() {

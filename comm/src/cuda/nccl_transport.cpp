@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "tessera/comm/settings.hpp"
 #include "../detail/state.hpp"
 #include "tessera/local/settings.hpp"
 #include "tessera/comm/nccl_check.hpp"
@@ -140,7 +141,7 @@ void nccl_prepare(State& st, const Device& d) { (void)comm_for(st, d); }
 
 bool nccl_usable(State& st, const Device& d) {
   int ok = 1;
-  if (!settings().nccl) ok = 0;
+  if (!comm::settings().nccl) ok = 0;
   // NCCL needs one GPU per rank: find ranks of this node that share a GPU (by PCI bus id, which
   // also sees through per-rank CUDA_VISIBLE_DEVICES).
   char bus[32] = {};

@@ -5,6 +5,7 @@
 #pragma once
 #include "tessera/config.hpp"
 // local: settings, context, devices, memory, local arrays and kernels
+#include "tessera/local/config.hpp"
 #include "tessera/local/settings.hpp"
 #include "tessera/local/hd.hpp"
 #include "tessera/local/device.hpp"
@@ -33,12 +34,15 @@
 #endif
 // comm: the runtime and process groups
 #include "tessera/comm/error.hpp"
+#include "tessera/comm/settings.hpp"
 #include "tessera/comm/process_group.hpp"
+#include "tessera/comm/parallel_file.hpp"
 #include "tessera/comm/runtime.hpp"
 #if TESSERA_HAVE_NCCL
 #include "tessera/comm/nccl_check.hpp"
 #endif
 // distributed: layouts, sharded arrays, the exchange and what is built on it
+#include "tessera/distributed/settings.hpp"
 #include "tessera/distributed/grid.hpp"
 #include "tessera/distributed/layout.hpp"
 #include "tessera/distributed/consistency.hpp"
@@ -54,6 +58,7 @@
 #include "tessera/fft/fft.hpp"
 // io (tessera::io)
 #include "tessera/io/error.hpp"
+#include "tessera/io/settings.hpp"
 #include "tessera/io/npy.hpp"
 #include "tessera/io/zarr.hpp"
 #include "tessera/io/checkpoint.hpp"

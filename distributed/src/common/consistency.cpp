@@ -1,3 +1,4 @@
+#include "tessera/distributed/settings.hpp"
 #include "tessera/distributed/consistency.hpp"
 
 #include <algorithm>
@@ -38,7 +39,7 @@ bool consistency_checks() noexcept {
   const int s = checks_state.load(std::memory_order_relaxed);
   if (s >= 0) return s == 1;
   try {
-    return settings().check;
+    return distributed::settings().check;
   } catch (...) {  // a bad setting is reported by the Runtime, not here
     return false;
   }

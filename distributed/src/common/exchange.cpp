@@ -1,4 +1,5 @@
 // The exchange engine (exchange.hpp): plan the overlaps, pack, transfer, unpack, chunked.
+#include "tessera/distributed/settings.hpp"
 #include "tessera/distributed/exchange.hpp"
 
 #include <algorithm>
@@ -57,8 +58,8 @@ struct Tuning {
 };
 Tuning tuning(Device d, const ExchangeOptions& o) {
   Tuning t;
-  t.max_chunks = o.chunks > 0 ? o.chunks : settings().chunks_for(d.is_cuda());
-  const int mib = o.chunk_mib >= 0 ? o.chunk_mib : settings().exchange_chunk_mib;
+  t.max_chunks = o.chunks > 0 ? o.chunks : distributed::settings().chunks_for(d.is_cuda());
+  const int mib = o.chunk_mib >= 0 ? o.chunk_mib : distributed::settings().exchange_chunk_mib;
   t.min_chunk_bytes = std::max<index_t>(1, static_cast<index_t>(mib) << 20);
   return t;
 }
@@ -116,7 +117,7 @@ std::vector<detail::PeerSteps> steps_of(const std::vector<Piece<R>>& pieces, std
 }  // namespace
 
 index_t chunk_begin(index_t extent, int s, int n) {
-  if (n < 3 || extent < 2 * static_cast<index_t>(n) || !settings().exchange_taper) return extent * s / n;
+  if (n < 3 || extent < 2 * static_cast<index_t>(n) || !distributed::settings().exchange_taper) return extent * s / n;
   if (s == 0 || s == n) return s == 0 ? 0 : extent;
   return extent * (2 * s - 1) / (2 * n - 2);  // weights 1, 2, ..., 2, 1
 }
@@ -153,7 +154,7 @@ void exchange(const comm::ProcessGroup& g, const ExchangeSide<T, R>& src, const 
     }
   }
   DeviceGuard guard(d);
-  Transport chosen = options.transport.value_or(settings().transport);
+  Transport chosen = options.transport.value_or(distributed::settings().transport);
   if (chosen == Transport::automatic) {
     std::size_t global = 0;  // the same on every rank
     for (const auto& b : src.boxes) global += static_cast<std::size_t>(b.size()) * sizeof(T);

@@ -2,6 +2,7 @@
 // joined by the chunked exchange engine (exchange.hpp), whose producer hook runs the local FFT
 // of chunk k+1 while chunk k travels, and whose consumer hook runs the next stage's FFT of chunk
 // k once it has landed (Engine::step). Fields of a batch are one leading axis of the buffers.
+#include "tessera/distributed/settings.hpp"
 #include "tessera/fft/fft.hpp"
 
 #include <mpi.h>
@@ -217,7 +218,7 @@ struct detail::Engine {
     if (opt.chunks > 0) return opt.chunks;
     const auto P = static_cast<std::uint64_t>(in.grid().size());
     const auto pair = static_cast<std::uint64_t>(size * fields) * sizeof(Out) / (P * P);
-    return settings().fft_chunks_for(dev.is_cuda(), pair);
+    return distributed::settings().fft_chunks_for(dev.is_cuda(), pair);
   }
 
   const Layout<R>& out() const { return result; }

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "tessera/distributed/settings.hpp"
 #include "../detail/kernels.hpp"
 #include "tessera/local/settings.hpp"
 #include "tessera/local/cuda_check.hpp"
@@ -43,7 +44,7 @@ void launch(void* dst, std::size_t dpitch, const void* src, std::size_t spitch, 
   const std::size_t want = (total + 4 * threads - 1) / (4 * threads);  // 4 units per thread
   // Two blocks per SM keep the copy at HBM speed and leave room on every SM for the NCCL
   // kernels it overlaps with (a full-occupancy grid would hold them back until it ends).
-  const int per_sm = settings().copy_blocks_per_sm;
+  const int per_sm = distributed::settings().copy_blocks_per_sm;
   const std::size_t cap = std::size_t(sms) * per_sm;
   const int blocks = static_cast<int>(want < cap ? want : cap);
   if (total < (std::size_t(1) << 31))
@@ -66,7 +67,7 @@ void copy_rows(void* dst, std::size_t dpitch, const void* src, std::size_t spitc
   const auto align = reinterpret_cast<std::uintptr_t>(dst) | reinterpret_cast<std::uintptr_t>(src) | dpitch | spitch |
                      row_bytes;
   auto s = static_cast<cudaStream_t>(stream);
-  if (settings().copy_engine) {  // copy engines: no SMs taken from concurrent kernels
+  if (distributed::settings().copy_engine) {  // copy engines: no SMs taken from concurrent kernels
     TESSERA_CHECK_CUDA(cudaMemcpy2DAsync(dst, dpitch, src, spitch, row_bytes, rows, cudaMemcpyDeviceToDevice, s));
     return;
   }

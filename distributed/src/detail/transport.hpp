@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "tessera/distributed/settings.hpp"
 #include "tessera/comm/process_group.hpp"
 #include "tessera/local/settings.hpp"
 #include "tessera/local/stream.hpp"

@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "tessera/distributed/settings.hpp"
 #include "tessera/comm/process_group.hpp"
 #include "tessera/distributed/layout.hpp"
 #include "tessera/local/array.hpp"

@@ -6,12 +6,13 @@
 #pragma once
 #include <mpi.h>
 
+#include "tessera/io/settings.hpp"
 #include "tessera/local/settings.hpp"
 
 namespace tessera::io::detail {
 
 inline bool collective_io() {
-  if (const auto forced = settings().mpiio_collective) return *forced;
+  if (const auto forced = io::settings().mpiio_collective) return *forced;
 #if defined(OMPI_MAJOR_VERSION) && OMPI_MAJOR_VERSION < 5
   return false;
 #else

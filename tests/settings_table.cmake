@@ -1,0 +1,31 @@
+# docs/settings.md's table (between its settings-table markers) must be what the declarations in
+# the layers' settings.cpp give (tessera_settings --markdown). -DUPDATE=1 rewrites the table:
+#   cmake -DTOOL=build/distributed/io/tessera_settings -DDOC=docs/settings.md -DUPDATE=1 -P tests/settings_table.cmake
+execute_process(COMMAND ${TOOL} --markdown OUTPUT_VARIABLE table RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "${TOOL} --markdown failed (${rc})")
+endif()
+file(READ ${DOC} text)
+set(begin "<!-- settings-table:begin -->\n")
+set(end "<!-- settings-table:end -->")
+string(FIND "${text}" "${begin}" b)
+string(FIND "${text}" "${end}" e)
+if(b EQUAL -1 OR e EQUAL -1 OR e LESS b)
+  message(FATAL_ERROR "${DOC}: no ${begin} ... ${end} section")
+endif()
+string(LENGTH "${begin}" blen)
+math(EXPR from "${b} + ${blen}")
+math(EXPR len "${e} - ${from}")
+string(SUBSTRING "${text}" ${from} ${len} current)
+if(current STREQUAL table)
+  message(STATUS "${DOC}: the settings table matches the declarations")
+elseif(UPDATE)
+  string(SUBSTRING "${text}" 0 ${from} head)
+  string(SUBSTRING "${text}" ${e} -1 tail)
+  file(WRITE ${DOC} "${head}${table}${tail}")
+  message(STATUS "${DOC}: settings table rewritten")
+else()
+  message(FATAL_ERROR "${DOC}: the settings table differs from the declarations; regenerate it with\n"
+                      "  cmake -DTOOL=${TOOL} -DDOC=${DOC} -DUPDATE=1 -P ${CMAKE_CURRENT_LIST_FILE}\n"
+                      "declared:\n${table}\nin the file:\n${current}")
+endif()
