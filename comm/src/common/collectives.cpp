@@ -116,34 +116,8 @@ class Stage {
  private:
   struct Back { void* dev; void* host; std::size_t bytes; };
   void* slot(std::size_t n) {
-    keep_.push_back(take_pinned(n ? n : 1));
+    keep_.push_back(take_pinned(n));
     return keep_.back()->data();
-  }
-  // Page-locking memory costs milliseconds: released staging buffers are kept for the next call
-  // in a pool that the current Context owns (it ends with the Context, before the CUDA runtime).
-  struct PinnedPool {
-    std::mutex mu;
-    std::multimap<std::size_t, std::unique_ptr<PinnedBuffer>> free_list;
-  };
-  static std::shared_ptr<PinnedBuffer> take_pinned(std::size_t n) {
-    auto& holder = Context::current().resource<std::shared_ptr<PinnedPool>>(
-        [] { return std::make_shared<std::shared_ptr<PinnedPool>>(std::make_shared<PinnedPool>()); });
-    std::shared_ptr<PinnedPool> pool = holder;
-    std::unique_ptr<PinnedBuffer> b;
-    {
-      std::lock_guard<std::mutex> lock(pool->mu);
-      if (auto it = pool->free_list.lower_bound(n); it != pool->free_list.end() && it->first <= 2 * n) {
-        b = std::move(it->second);
-        pool->free_list.erase(it);
-      }
-    }
-    if (!b) b = std::make_unique<PinnedBuffer>(n);
-    return std::shared_ptr<PinnedBuffer>(b.release(), [weak = std::weak_ptr<PinnedPool>(pool)](PinnedBuffer* p) {
-      auto alive = weak.lock();
-      if (!alive) return delete p;  // the Context ended first
-      std::lock_guard<std::mutex> lock(alive->mu);
-      alive->free_list.emplace(p->bytes(), std::unique_ptr<PinnedBuffer>(p));
-    });
   }
   const Stream& s_;
   std::vector<std::shared_ptr<PinnedBuffer>> keep_;

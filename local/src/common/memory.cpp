@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "../detail/device_runtime.hpp"
+#include "tessera/local/context.hpp"
 #include "tessera/local/error.hpp"
 
 namespace tessera {
@@ -100,6 +101,35 @@ PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& o) noexcept {
     pinned_ = o.pinned_;
   }
   return *this;
+}
+
+namespace {
+// The current Context's free pinned blocks by size (it ends with the Context, before the CUDA runtime).
+struct PinnedPool {
+  std::mutex mu;
+  std::multimap<std::size_t, std::unique_ptr<PinnedBuffer>> free_blocks;
+};
+}  // namespace
+
+std::shared_ptr<PinnedBuffer> take_pinned(std::size_t bytes) {
+  auto& holder = Context::current().resource<std::shared_ptr<PinnedPool>>(
+      [] { return std::make_shared<std::shared_ptr<PinnedPool>>(std::make_shared<PinnedPool>()); });
+  std::shared_ptr<PinnedPool> pool = holder;
+  std::unique_ptr<PinnedBuffer> b;
+  {
+    std::lock_guard<std::mutex> lock(pool->mu);
+    if (auto it = pool->free_blocks.lower_bound(bytes); it != pool->free_blocks.end()) {
+      b = std::move(it->second);
+      pool->free_blocks.erase(it);
+    }
+  }
+  if (!b) b = std::make_unique<PinnedBuffer>(bytes ? bytes : 1);
+  return std::shared_ptr<PinnedBuffer>(b.release(), [weak = std::weak_ptr<PinnedPool>(pool)](PinnedBuffer* p) {
+    auto alive = weak.lock();
+    if (!alive) return delete p;  // the Context ended first
+    std::lock_guard<std::mutex> lock(alive->mu);
+    alive->free_blocks.emplace(p->bytes(), std::unique_ptr<PinnedBuffer>(p));
+  });
 }
 
 namespace detail {

@@ -14,7 +14,6 @@
 #include "../detail/mpiio_policy.hpp"
 #include "../detail/npy_mpiio.hpp"
 #include "../detail/zarr_codecs.hpp"
-#include "../detail/staging.hpp"
 #include "tessera/comm/parallel_file.hpp"
 #include "tessera/distributed/consistency.hpp"
 #include "tessera/local/basic_ops.hpp"
@@ -64,8 +63,9 @@ Rounds plan_rounds(const detail::NpyPlan& p, std::string& err) {
 void run_rounds(const detail::NpyPlan& p, const Rounds& r, const detail::SlabFn& stage, bool writing,
                 comm::ParallelFile& f, bool collective, std::string& err) {
   const std::size_t bytes = static_cast<std::size_t>(std::min(r.rows, r.per_round) * r.slab) * p.elem;
-  // The pinned staging block shared with the Zarr pipeline (kept between calls).
-  char* const buf = static_cast<char*>(r.rows > 0 ? detail::staging(bytes) : nullptr);
+  // Pinned staging from the Context's pool (kept between calls).
+  const auto block = r.rows > 0 ? take_pinned(bytes) : nullptr;
+  char* const buf = block ? static_cast<char*>(block->data()) : nullptr;
   auto staged = [&](index_t row0, index_t rows) {
     try {
       stage(row0, rows, buf);

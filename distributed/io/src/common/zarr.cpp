@@ -21,7 +21,6 @@
 #include "../detail/error_text.hpp"
 #include "../detail/files.hpp"
 #include "../detail/io_threads.hpp"
-#include "../detail/staging.hpp"
 #include "../detail/zarr_codecs.hpp"
 #include "../detail/zarr_meta.hpp"
 #include "../detail/zarr_store.hpp"
@@ -338,21 +337,6 @@ ZarrayMeta write_meta(const detail::ZarrShard& s, const Vec& chunks, const ZarrW
 
 }  // namespace
 
-namespace detail {
-namespace {
-struct Staging {
-  PinnedBuffer buf;
-  void* get(std::size_t bytes) {
-    if (buf.bytes() < bytes) buf = PinnedBuffer(), buf = PinnedBuffer(bytes);
-    return buf.data();
-  }
-};
-}  // namespace
-void* staging(std::size_t bytes) {
-  return Context::current().resource<Staging>([] { return std::make_shared<Staging>(); }).get(bytes);
-}
-}  // namespace detail
-using detail::staging;
 
 std::string zarr_dtype(DType t) {
   switch (t) {
@@ -679,10 +663,12 @@ void save_zarr(const std::string& dir, const distributed::Array<T, R>& a, std::t
   const auto in = a.interior();
   const auto shape = a.layout().local_shape();
   void* host = in.data();
+  std::shared_ptr<PinnedBuffer> block;
   local::Array<T, R> packed;  // a device shard with halos, packed on the device first
   const local::Array<T, R>* src = &in;
   if (!(a.device().is_host() && in.is_contiguous())) {  // staged through pinned memory, by slabs
-    host = staging(sizeof(T) * static_cast<std::size_t>(local::shape_size(shape)));
+    block = take_pinned(sizeof(T) * static_cast<std::size_t>(local::shape_size(shape)));
+    host = block->data();
     if (!a.device().is_host() && !in.is_contiguous()) {
       packed = local::Array<T, R>(shape, a.device());
       local::copy(packed, in);
@@ -711,7 +697,8 @@ distributed::Array<T, R> load_zarr(const std::string& dir, const distributed::La
   const auto in = a.interior();
   const auto shape = layout.local_shape();
   const bool direct = d.is_host() && in.is_contiguous();
-  void* host = direct ? static_cast<void*>(in.data()) : staging(sizeof(T) * static_cast<std::size_t>(local::shape_size(shape)));
+  const auto block = direct ? nullptr : take_pinned(sizeof(T) * static_cast<std::size_t>(local::shape_size(shape)));
+  void* host = direct ? static_cast<void*>(in.data()) : block->data();
   auto s = make_shard<T, R>(layout, host);
   s.require_chunks = o.require_chunks;
   local::Array<T, R> packed;  // a device shard with halos: slabs go to a packed copy first

@@ -3,6 +3,7 @@
 // aligned; pinned buffers stage host<->device transfers. Never managed memory.
 #pragma once
 #include <cstddef>
+#include <memory>
 
 #include "tessera/local/device.hpp"
 #include "tessera/local/stream.hpp"
@@ -73,6 +74,12 @@ class PinnedBuffer {
   std::size_t bytes_ = 0;
   bool pinned_ = false;  // page-locked by CUDA (else plain aligned memory)
 };
+
+/// Page-locked host memory of at least `bytes` from the current Context's pool, for staging device
+/// data (collectives through host memory, file formats). Pinning costs about a second per GiB, so
+/// a released block goes back to the pool and the next request takes the smallest free block that
+/// fits; the pool, and what it keeps, ends with the Context.
+std::shared_ptr<PinnedBuffer> take_pinned(std::size_t bytes);
 
 namespace detail {
 // Copies `bytes` between any two devices, ordered on `s` (host-synchronous when either side is host
