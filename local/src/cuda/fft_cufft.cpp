@@ -85,11 +85,10 @@ std::atomic<bool>& callback_refused(const PlanDesc& d) {
 
 // How a plan runs (TESSERA_FFT_AXIS_KERNEL). `split`: a packed 3-D plan as Tessera's pass along
 // axis 0 (fft_axis0.hpp) and a batched 2-D cuFFT over axes 1 and 2 (r2c: the 2-D pass first); a
-// fixed scale rides on the pass's stores, where a cuFFT store callback cost 0.9 ms on a 1024^3 c64
-// transform, and the two passes beat one 3-D cuFFT plan (on an H200, c64: 1024^3 13.69 against
-// 14.89 ms, 512^3 1.77 against 1.86). `columns`: a 1-D c2c plan down adjacent columns of rows
-// `stride` apart (the distributed slab FFT's axis-0 stage, whole or a chunk of its columns) is the
-// pass alone. The pass's lengths only.
+// fixed scale rides on the pass's stores instead of a cuFFT store callback, and the two passes beat
+// one 3-D cuFFT plan (docs/performance/fft.md, History). `columns`: a 1-D c2c plan down adjacent
+// columns of rows `stride` apart (the distributed slab FFT's axis-0 stage, whole or a chunk of its
+// columns) is the pass alone. The pass's lengths only.
 enum class Form { cufft, split, columns };
 
 Form plan_form(const PlanDesc& d) {

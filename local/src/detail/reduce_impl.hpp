@@ -107,8 +107,8 @@ void check_nonempty(const Array6<T>& a, index_t n) {
 constexpr int kReduceThreads = 256;
 
 // Each block reduces its share into partials[block]; the last block to finish (a counter, left at 0
-// again for the next call) combines the partials in block order (deterministic) into *out. One
-// launch instead of a second kernel for the partials: 0.4% of a 2 GiB f64 sum on an H200.
+// again for the next call) combines the partials in block order (deterministic) into *out: one
+// launch, no second kernel for the partials (docs/performance/local.md, History).
 template <class RD, int V>
 __global__ void reduce_all_kernel(const typename RD::D* p, index_t n, Shape<kMaxRank> shape, Shape<kMaxRank> strides,
                                   bool contiguous, typename RD::acc* partials, unsigned* counter,
@@ -126,8 +126,8 @@ __global__ void reduce_all_kernel(const typename RD::D* p, index_t n, Shape<kMax
     const Vec* pv = reinterpret_cast<const Vec*>(p);
     const index_t nv = n / V;
     index_t j = tid;
-    // One accumulator: four (one per load) measured slower on an H200 (sum f64 3.88 TB/s against
-    // 4.28-4.40, f32 4.08 against 4.22-4.36), unlike the row kernel below.
+    // One accumulator here, unlike the row kernel below: four (one per load) were slower
+    // (docs/performance/local.md, History).
     for (; j + 3 * nthreads < nv; j += 4 * nthreads) {
       Vec v0 = pv[j], v1 = pv[j + nthreads], v2 = pv[j + 2 * nthreads], v3 = pv[j + 3 * nthreads];
 #pragma unroll
@@ -169,9 +169,8 @@ __global__ void reduce_all_kernel(const typename RD::D* p, index_t n, Shape<kMax
 }
 
 // The whole-array reduction's scratch, kept per context and device and ordered on the device's
-// compute stream (every reduction's): the block counter, the result slot and the partials. A
-// stream-ordered allocation per call cost 2-3% of a 2 GiB sum on an H200 (host time that the
-// timing sees).
+// compute stream (every reduction's): the block counter, the result slot and the partials, so
+// that no call pays a stream-ordered allocation (docs/performance/local.md, History).
 struct ReduceScratch {
   static constexpr std::size_t kHead = 256;  // the counter at 0, the result slot at kHead / 2
   std::mutex mu;
@@ -215,7 +214,7 @@ __global__ void reduce_axis_warp_kernel(const typename RD::D* p, index_t m, inde
 // Rows of 16-byte loads (V elements) where every row is 16-byte aligned, four loads in flight per
 // thread, each into its own accumulator (independent chains of adds); the last len % V elements
 // of a row are scalar loads. `flat`: rows o * len apart and outputs in order, without the
-// per-row index arithmetic (six 64-bit divisions each way, 0.6% of a 16384^2 f64 sum on an H200).
+// per-row index arithmetic (six 64-bit divisions each way).
 template <class RD, int V, int Team>
 __device__ typename RD::acc sum_row_vec(const typename RD::D* row, index_t len, int t) {
   using acc_t = typename RD::acc;
@@ -264,8 +263,7 @@ __global__ void reduce_axis_warp_vec_kernel(const typename RD::D* p, index_t m, 
   }
 }
 
-// A block per row, for long rows (warps on eight rows 128 KiB apart measured 0.96x CuPy's block
-// per row).
+// A block per row, for long rows (docs/performance/local.md, History).
 template <class RD, int V>
 __global__ void reduce_axis_block_vec_kernel(const typename RD::D* p, index_t m, index_t len, Shape<kMaxRank> oshape,
                                              Shape<kMaxRank> strides, Shape<kMaxRank> ostrides, bool flat,
@@ -448,9 +446,7 @@ void reduce_axis6(const Array6<T>& a, int axis, const Array6<reduce_result_t<T, 
   if (a.strides()[axis] == 1 && len >= 32) {  // contiguous axis: a warp per output
     if constexpr (V > 1) {
       if (rows_aligned) {
-        // A block per row from 128 KiB rows on, else a warp: on an H200 (16384^2) a block per row
-        // measured 4426 vs 4264 GB/s on 128 KiB rows (f64); on 64 KiB rows (f32) 0.994x the warp.
-        // (Raw kernels outside the library gave a block 4560 vs 4130 on 64 KiB f32 rows: unconfirmed.)
+        // A block per row from 128 KiB rows on, else a warp (docs/performance/local.md, History).
         const bool flat = axis == kMaxRank - 1 && a.is_contiguous() && out.is_contiguous();
         if (len * static_cast<index_t>(sizeof(T)) >= (index_t(128) << 10))
           reduce_axis_block_vec_kernel<RD, V><<<grid(m * kReduceThreads), kReduceThreads, 0, cs>>>(

@@ -1,9 +1,8 @@
 // Strided copies (a sliced or stepped view on either side, unit strides not required) that are
 // not transposes: after merging the axes that are contiguous in both arrays, the last axis is a
 // row and the others count rows. Threads walk a row, kPer elements each with the loads issued
-// before the stores, and a block works out its row's offsets once: the generic strided kernel
-// pays a division per axis per element and reached 0.96x CuPy (f32 and f64) on every other
-// element of a 2-D array on an H200. nvcc only; included by basic_ops_impl.hpp.
+// before the stores, and a block works out its row's offsets once instead of a division per axis
+// per element (docs/performance/local.md, History). nvcc only; included by basic_ops_impl.hpp.
 #pragma once
 #include <cuda_runtime.h>
 

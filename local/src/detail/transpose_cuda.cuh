@@ -1,7 +1,7 @@
 // Copies whose source runs along another axis than the destination (a transposed or permuted
-// view into a contiguous array): a grid-stride copy reads one of the two sides with a stride and
-// reached 0.36x of CuPy on an H200. Here 32x32 tiles go through shared memory so that both the
-// reads (along the source's unit-stride axis) and the writes (along the destination's) coalesce.
+// view into a contiguous array): a grid-stride copy reads one of the two sides with a stride, so
+// 32x32 tiles go through shared memory and both the reads (along the source's unit-stride axis)
+// and the writes (along the destination's) coalesce (docs/performance/local.md, History).
 // nvcc only; included by basic_ops_impl.hpp.
 #pragma once
 #include <cuda_runtime.h>

@@ -97,9 +97,8 @@ void eval_cuda(const Array<T, R>& dst, const E& b, bool linear) {
   constexpr int threads = 256;
   using D = dev_t<T>;
   if (linear) {
-    // One pass over the data (no grid-stride loop below 2^30 blocks): measured on an
-    // H200 at 2^28, 4410 vs 3990 GB/s (f32) and 4440 vs 4225 (f64) against a grid of 16 blocks
-    // per SM that loops.
+    // One pass over the data (no grid-stride loop below 2^30 blocks): faster than a grid of 16
+    // blocks per SM that loops (docs/performance/local.md, History).
     constexpr int unroll = kLinearUnroll<D, E>;
     const index_t want = (n + threads * unroll - 1) / (threads * unroll);
     const int blocks = static_cast<int>(std::min<index_t>(want, index_t(1) << 30));

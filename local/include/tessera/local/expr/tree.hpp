@@ -230,7 +230,7 @@ struct Where {
 // ---- operations --------------------------------------------------------------------------------
 // Complex products by the textbook formula, as NumPy and CuPy compute them: std::complex and
 // cuda::std::complex add C99 Annex G's inf/NaN recovery (a libgcc call on the host, branches in a
-// kernel), which cost a complex triad 12% of its bandwidth on an H200.
+// kernel) that costs a complex triad bandwidth (docs/performance/local.md, History).
 template <class X, class Y>
 TESSERA_HD auto mul_values(const X& x, const Y& y) {
   if constexpr (is_cplx<X>::value && std::is_same_v<X, Y>)
