@@ -43,9 +43,8 @@ class Holders {
   std::vector<int> set_of_;
 };
 
-// Rows of at least this many bytes go to a strided-send transport as they lie (measured: MiB
-// rows, the FFT's transposes; shorter rows, e.g. redistribute's 4 KiB, were not tried unpacked
-// and keep packing).
+// Rows of at least this many bytes go to a strided-send transport as they lie; shorter ones are
+// packed (docs/performance/collectives-and-exchange.md, History).
 constexpr std::size_t min_direct_row_bytes = std::size_t{64} << 10;
 
 // Chunking: both ends cut a piece the same way, from its box and the options (defaults from the

@@ -81,7 +81,8 @@ struct ExchangeOptions {
 /// The transport that exchanges over `g` on `d` with `t` actually use ("nccl", "mpi (staged_mpi)",
 /// "ipc", ...): ipc resolves to the group's own across nodes; auto names the group's own and, where
 /// one GPU per rank on one node, what large exchanges use ("nccl; ipc from 1 MiB per pair of
-/// ranks": ipc on 2 ranks, nccl-window on more, as measured on 2 and 4 H200s). Collective on first use.
+/// ranks": ipc on 2 ranks, nccl-window on more; see docs/performance/collectives-and-exchange.md).
+/// Collective on first use.
 std::string exchange_transport_name(const comm::ProcessGroup& g, Device d, Transport t);
 
 /// Moves src to dst (collective over g: every rank calls it with the same boxes). `user` is the
