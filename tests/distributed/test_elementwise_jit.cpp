@@ -116,6 +116,12 @@ TYPED_TEST(ElementwiseJit, ReductionKernelOverTheWholeDistributedArray) {
   const double want = std::sqrt(s2 / double(rows * cols));
   EXPECT_NEAR(local::to_host(y)[0], want, 1e-13 * want);
   EXPECT_EQ(local::to_host(m)[0], best);  // a max is exact in any order
+  // A scalar first: the partials and the all-gather still live on the arrays' device.
+  local::ReductionKernel weighted("T w, T x", "T y", "w * x * w * x", "a + b", "y = sqrt(a / n_reduced)", "0",
+                                  "dist_rms_scalar_first");
+  auto y2 = local::zeros<double, 2>({1, 1}, d);
+  launch(weighted, 0.5, a, y2);
+  EXPECT_NEAR(local::to_host(y2)[0], want, 1e-13 * want);
 }
 
 }  // namespace

@@ -7,16 +7,9 @@
 
 namespace tessera::comm {
 
-namespace {
-std::string mpi_reason(int rc) {
-  char text[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) return "MPI error " + std::to_string(rc);
-  return std::string(text, static_cast<std::size_t>(len));
+std::string ParallelFile::failed(const char* what, int rc) const {
+  return path_ + ": " + what + " (" + detail::mpi_error_text(rc) + ")";
 }
-}  // namespace
-
-std::string ParallelFile::failed(const char* what, int rc) const { return path_ + ": " + what + " (" + mpi_reason(rc) + ")"; }
 
 ParallelFile::ParallelFile(const ProcessGroup& g, const std::string& path, Mode mode, std::string& error)
     : group_(g), path_(path) {
@@ -107,8 +100,11 @@ std::size_t ParallelFile::read(void* data, std::size_t elements, bool collective
   if (elements > INT_MAX && error.empty()) error = path_ + ": " + std::to_string(elements) + " elements in one MPI call";
   const int n = elements > INT_MAX ? 0 : static_cast<int>(elements);
   MPI_Offset before = 0;
-  MPI_File_get_position(file_, &before);
-  int rc = MPI_SUCCESS;
+  int rc = MPI_File_get_position(file_, &before);
+  if (rc != MPI_SUCCESS) {
+    if (error.empty()) error = failed("cannot read the file position", rc);
+    return 0;
+  }
   if (!collective) {
     MPI_Status st;
     rc = MPI_File_read(file_, data, n, element_, &st);

@@ -89,6 +89,8 @@ struct MpiPending {
   std::vector<MPI_Request> requests;
   std::vector<std::function<void()>> after;
 };
+// MPI's text for an error code ("code N" where MPI has none).
+std::string mpi_error_text(int code);
 MPI_Datatype mpi_type(DType t, std::size_t* count_factor);
 MPI_Op mpi_op(ReduceOp op);  // bool and complex are mapped before (collectives.cpp)
 void mpi_post_transfers(ProcessGroup::State& st, const std::vector<Transfer>& xfers, int tag,

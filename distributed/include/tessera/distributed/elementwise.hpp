@@ -206,7 +206,7 @@ void launch(const local::ReductionKernel& k, const A&... args) {
   const std::vector<local::jit::KernelArg> v{detail::kernel_arg(args)...};
   const auto mine = k.partials(v, parts_per_rank);
   const auto& group = layout->grid().group();
-  const Stream& s = Stream::default_for(v.front().device);
+  const Stream& s = Stream::default_for(mine.values.device());
   Buffer all(mine.values.bytes() * static_cast<std::size_t>(group.size()), s);
   group.all_gather(mine.values.data(), all.data(), parts_per_rank, mine.type, s);
   k.finish(v, all.data(), static_cast<std::int64_t>(parts_per_rank) * group.size(), layout->global_size());

@@ -54,7 +54,6 @@ bool valid_name(const std::string& n) {
 }
 
 using detail::fsync_path;
-void write_durable(const std::string& path, const std::string& text) { detail::write_text(path, text, true); }
 
 std::string json_ints(const Vec& v) {
   std::string o = "[";
@@ -218,11 +217,12 @@ void CheckpointWriter::commit() {
       const fs::path parent = d.has_parent_path() ? d.parent_path() : fs::path(".");
       const std::string attrs = group_attributes(step_, time_, attrs_, fields_);
       if (format_ == 3) {
-        write_durable((tmp / "zarr.json").string(),
-                      json{{"zarr_format", 3}, {"node_type", "group"}, {"attributes", json::parse(attrs)}}.dump(2));
+        detail::write_text(tmp / "zarr.json",
+                           json{{"zarr_format", 3}, {"node_type", "group"}, {"attributes", json::parse(attrs)}}.dump(2),
+                           true);
       } else {
-        write_durable((tmp / ".zgroup").string(), "{\n  \"zarr_format\": 2\n}");
-        write_durable((tmp / ".zattrs").string(), attrs);
+        detail::write_text(tmp / ".zgroup", "{\n  \"zarr_format\": 2\n}", true);
+        detail::write_text(tmp / ".zattrs", attrs, true);
       }
       for (const auto& f : fields_) fsync_path((tmp / f.name).string(), true);
       fsync_path(tmp_, true);
