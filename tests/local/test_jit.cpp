@@ -321,6 +321,10 @@ TEST(StringKernel, ReductionSourceCompiles) {
       for (const char* want : {"_rows(long long rows, long long len, Dims shape", "_partial(long long n, Dims shape",
                                "_final(long long parts, long long n_reduced", "tessera_reduce(const", "tessera_map("})
         EXPECT_NE(src.find(want), std::string::npos) << want << "\n" << src;
+      // A kernel's parameters are values: a reference parameter of a __global__ function would
+      // carry the address of the host's copy (the strides read from address 0x1 on the GPU).
+      for (std::size_t at = src.find("__global__"); at != std::string::npos; at = src.find("__global__", at + 1))
+        EXPECT_EQ(src.substr(at, src.find(')', at) - at).find('&'), std::string::npos) << src.substr(at, 200);
       // Contiguous inputs load at the flat index; others from their multi-index and strides.
       EXPECT_EQ(src.find("o0 += idx[d] * s0.v[d]") == std::string::npos, linear) << src;
       int size = 0;

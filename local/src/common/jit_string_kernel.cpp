@@ -284,7 +284,7 @@ std::string param_list(const std::vector<Param>& params, const std::vector<DType
   for (std::size_t k = 0; k < params.size(); ++k) {
     if (!passed(params[k], scalar[k], inputs, outputs)) continue;
     if (scalar[k]) o << ", " << cuda_type(types[k]) << " " << params[k].name;
-    else o << ", " << (params[k].is_output ? "" : "const ") << cuda_type(types[k]) << "* p" << k << ", const Dims& s" << k;
+    else o << ", " << (params[k].is_output ? "" : "const ") << cuda_type(types[k]) << "* p" << k << ", Dims s" << k;
   }
   return o.str();
 }

@@ -160,10 +160,12 @@ Origin launch(const Kernel& k, const std::string& key, const Args& a, Device dev
   for (auto& sc : scalars) params.push_back(sc.data());
   // Dims is passed by value with rank R: the kernel reads only its first R entries, and a struct
   // of R long longs has the layout of the first R of six.
-  constexpr int threads = 256;
+  // Contiguous: one pass of 256-thread blocks. Strided: 512-thread blocks, at most 64 per
+  // multiprocessor, each thread striding over the rest (measured: docs/performance/jit.md).
+  const int threads = k.linear ? 256 : 512;
   const long long per_block = k.linear ? static_cast<long long>(threads) * k.unroll() : threads;
   long long blocks = (n + per_block - 1) / per_block;
-  blocks = k.linear ? std::min(blocks, 1ll << 30) : std::min(blocks, 16ll * multiprocessors(device.index()));
+  blocks = k.linear ? std::min(blocks, 1ll << 30) : std::min(blocks, 64ll * multiprocessors(device.index()));
   TESSERA_CHECK_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(fn), dim3(static_cast<unsigned>(blocks)),
                                       dim3(threads), params.data(), 0, static_cast<cudaStream_t>(s.native())));
   return origin;

@@ -42,7 +42,7 @@ struct Kernel {
   DType out = DType::float32;
   int rank = 1;
   bool linear = true;    // every operand contiguous and of the output's shape: flat indexing
-  bool index32 = false;  // strided: multi-index arithmetic in 32 bits (fewer than 2^31 elements)
+  bool index32 = false;  // flat and multi-index arithmetic in 32 bits (fewer than 2^31 elements)
 
   /// Operand and scalar counts (loads' and scalars' slots are 0..count-1).
   int operands() const;

@@ -138,15 +138,13 @@ void eval_jit(const Array<T, R>& dst, const E& e, bool linear) {
   const auto L = jit_lowering::lower_assignment(dst, e, linear);
   // The IR depends only on the expression's type and the path, so its keys are built once per
   // instantiation (the per-launch cost is then the argument packing and one map lookup).
-  static const std::array<std::string, 3> keys = [&] {
+  static const std::array<std::string, 4> keys = [&] {
     jit::Kernel k = L.kernel;
-    std::array<std::string, 3> s;
-    k.linear = true, s[0] = k.key();
-    k.linear = false, k.index32 = true, s[1] = k.key();
-    k.index32 = false, s[2] = k.key();
+    std::array<std::string, 4> s;
+    for (int path = 0; path < 4; ++path) k.linear = path < 2, k.index32 = path % 2 == 0, s[path] = k.key();
     return s;
   }();
-  const auto& key = keys[linear ? 0 : L.kernel.index32 ? 1 : 2];
+  const auto& key = keys[(linear ? 0 : 2) + (L.kernel.index32 ? 0 : 1)];
   jit::launch(L.kernel, key, L.args, dst.device(), Stream::default_for(dst.device()));
   detail::note_kernel_launch();
 }
