@@ -109,7 +109,7 @@ def draw(path, outdir):
     fig, axes = plt.subplots(len(panels), 1, figsize=(10, 0.42 * sum(heights) + 1.0),
                              gridspec_kw={"height_ratios": heights}, squeeze=False)
     peers = sorted({r["peer_name"] for r in rows if r["peer_name"]})
-    for ax, (unit, rs) in zip(axes[:, 0], panels.items()):
+    for n, (ax, (unit, rs)) in enumerate(zip(axes[:, 0], panels.items())):
         labels, tess, peer = [], [], []
         for r, rel in rs:
             labels.append(f"{r['figure']} [{r['type']}]" if r["type"] not in ("", "-") else r["figure"])
@@ -132,11 +132,12 @@ def draw(path, outdir):
         ax.set_yticks(list(y))
         ax.set_yticklabels(labels, fontsize=8)
         ax.invert_yaxis()
-        ax.set_xlim(0, top * 1.15)
+        ax.set_xlim(0, top * 1.22)
         better = {r["better"] for r in rs}
         note = "" if len(better) != 1 else (" (higher is better)" if better == {"higher"} else " (lower is better)")
         ax.set_xlabel(unit + note, fontsize=9)
-        ax.legend(fontsize=8, loc="best")
+        if n == 0:  # one legend, above the bars, where it covers no label
+            ax.legend(fontsize=8, loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=2, frameon=False)
         ax.grid(axis="x", alpha=0.3)
     machines = sorted({r["machine"] for r in rows})
     commits = sorted({r["commit"] for r in rows})
