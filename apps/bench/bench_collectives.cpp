@@ -336,7 +336,7 @@ int main(int argc, char** argv) {
     TESSERA_CHECK_MPI(MPI_Gather(line, sizeof line, MPI_CHAR, lines.data(), sizeof line, MPI_CHAR, 0,
                                  rt.world().mpi_comm()));
     // Collective on the group (it may decide the transport now), so every rank asks.
-    const std::string transport = o.dev.is_cuda() ? tessera::comm::transport_name(rt.world().device_transport(o.dev))
+    const std::string transport = o.dev.is_cuda() ? rt.world().device_transport_str(o.dev)
                                                    : std::string("mpi (host buffers)");
     if (me == 0) {
       std::printf("# bench_collectives: op %s  dtype %s  redop %s  ranks %d  minbytes %zu  maxbytes %zu  "

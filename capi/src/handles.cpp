@@ -190,20 +190,14 @@ std::shared_ptr<LayoutObj> get_layout(tessera_layout h, const char* arg) {
   return get<LayoutObj>(Kind::layout, h.id, arg);
 }
 
-void join(const Stream& producer, const Stream& consumer) {
-  if (&producer == &consumer || producer.device().is_host() || producer.native() == consumer.native()) return;
-  Event e(producer.device());
-  e.record(producer);
-  e.wait_on(consumer);
-}
 const Stream& tessera_stream(const ArrayBase& a) {
   return Stream::default_for(a.device);
 }
 void before(const ArrayBase& a) {
-  if (a.stream) join(*a.stream, tessera_stream(a));
+  if (a.stream) tessera_stream(a).wait_for(*a.stream);
 }
 void after(const ArrayBase& a) {
-  if (a.stream) join(tessera_stream(a), *a.stream);
+  if (a.stream) a.stream->wait_for(tessera_stream(a));
 }
 
 void check_same_kind(const ArrayBase& a, const ArrayBase& b, const char* op) {

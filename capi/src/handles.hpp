@@ -131,8 +131,6 @@ std::shared_ptr<ArrayBase> adopt_buffer(const LayoutObj& l, tessera_dtype dtype,
 /// a's object as ArrayT<T, R> (the caller dispatched on a's dtype and rank).
 template <class T, int R> distributed::Array<T, R>& typed(ArrayBase& a) { return static_cast<ArrayT<T, R>&>(a).a; }
 
-/// Makes `consumer` wait for the work queued so far on `producer` (no-op on the host or one stream).
-void join(const Stream& producer, const Stream& consumer);
 /// The stream Tessera's own operations use on a's device.
 const Stream& tessera_stream(const ArrayBase& a);
 /// Before an operation on a: Tessera's stream waits for a's stream; after it, the reverse.

@@ -28,7 +28,7 @@ inline int world_size() { int s; MPI_Comm_size(MPI_COMM_WORLD, &s); return s; }
 // restores both after. A value the settings refuse throws their InvalidArgument, leaving nothing set.
 struct ScopedEnv {
   ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (auto old = tessera::detail::environment_value(name)) old_ = *old, had_ = true;
+    if (auto old = tessera::config::environment_value(name)) old_ = *old, had_ = true;
     setenv(name, value, 1);
     try {
       tessera::config::install_all();

@@ -309,7 +309,7 @@ TYPED_TEST(Collectives, DeviceBuffersWithoutNccl) {
   ScopedEnv env("TESSERA_NCCL", "0");
   ProcessGroup g(MPI_COMM_WORLD);  // fresh: the transport is chosen on a group's first device call
   for (Check check : kChecks) check(g, dev);
-  EXPECT_NE(g.device_transport(dev), comm::DeviceTransport::nccl) << comm::transport_name(g.device_transport(dev));
+  EXPECT_EQ(g.device_transport(dev), comm::Transport::mpi) << g.device_transport_str(dev);
 }
 
 TYPED_TEST(Collectives, LocalArrayOverloads) {

@@ -55,7 +55,7 @@ TEST(Runtime, DeviceSelectionHonoursEnvironment) {
   }
   // A bad value is refused when the settings are read (at Runtime start), naming it.
   EXPECT_THROW(ScopedEnv("TESSERA_DEVICE", "bogus"), tessera::InvalidArgument);
-  const auto old = tessera::detail::environment_value("TESSERA_DEVICE");
+  const auto old = tessera::config::environment_value("TESSERA_DEVICE");
   setenv("TESSERA_DEVICE", "bogus", 1);
   EXPECT_THROW(tessera::Runtime(), tessera::InvalidArgument);
   old ? (void)setenv("TESSERA_DEVICE", old->c_str(), 1) : (void)unsetenv("TESSERA_DEVICE");

@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <string>
 #include <vector>
 
 #include "device_test.hpp"
 #include "tessera/comm/process_group.hpp"
 #include "tessera/distributed/exchange.hpp"
 #include "tessera/local/basic_ops.hpp"
+#include "tessera/local/context.hpp"
 #include "tessera/distributed/settings.hpp"
 
 namespace {
@@ -158,6 +160,48 @@ TYPED_TEST(Exchange, ConsumerGetsEachChunkOnceItHasLanded) {
     const auto h = out.to(Device::host());
     for (index_t i = 0; i < out.size(); ++i) ASSERT_EQ(h.data()[i], -2.0) << "element " << i << " landed after its consumer";
   }
+}
+
+TYPED_TEST(Exchange, PlansAreMadeOnceAndRunAgain) {
+  const auto g = tessera::testing::world();
+  const int p = g.size(), me = g.rank();
+  const Device d = this->device();
+  tessera::Context ctx;  // a fresh cache
+  std::vector<Box<2>> rows(p), cols(p);
+  for (int r = 0; r < p; ++r) rows[r] = cut(r, p, 0), cols[r] = cut(r, p, 1);
+  const td::ExchangeOptions o{.chunks = 2, .chunk_mib = 0};
+  const td::ExchangeSide<double, 2> src{rows, filled(rows[me], d)};
+  const td::ExchangeSide<double, 2> dst{cols, tessera::local::Array<double, 2>(cols[me].shape(), d)};
+  const auto plan = td::plan_exchange(g, src, dst, d, o);
+  EXPECT_EQ(td::exchange_plan_cache_stats<2>().misses, 1u);
+  // The plan: what this rank sends and receives, against the boxes' intersections.
+  std::size_t sends = 0, recvs = 0;
+  for (int q = 0; q < p; ++q) {
+    if (q == me) continue;
+    sends += !rows[me].intersect(cols[q]).empty();
+    recvs += !rows[q].intersect(cols[me]).empty();
+  }
+  EXPECT_EQ(plan->sends.size(), sends);
+  EXPECT_EQ(plan->recvs.size(), recvs);
+  EXPECT_EQ(plan->self.has_value(), !rows[me].intersect(cols[me]).empty());
+  for (const auto* side : {&plan->sends, &plan->recvs})
+    for (const auto& piece : *side) EXPECT_LE(piece.parts.size(), 2u) << plan->str();
+  EXPECT_NE(plan->str().find("exchange plan: " + std::to_string(sends) + " sends"), std::string::npos) << plan->str();
+  // The same boxes and options: the same plan, counted as a hit; exchange() uses it too.
+  EXPECT_EQ(td::plan_exchange(g, src, dst, d, o), plan);
+  td::run(*plan, g, src, dst, tessera::Stream::default_for(d), d, o);
+  expect_box(dst.data, cols[me], "run(plan)");
+  tessera::local::fill(dst.data, 0.0);
+  td::exchange(g, src, dst, tessera::Stream::default_for(d), d, o);
+  expect_box(dst.data, cols[me], "exchange with a cached plan");
+  auto st = td::exchange_plan_cache_stats<2>();
+  EXPECT_EQ(st.misses, 1u) << st.str();
+  EXPECT_EQ(st.hits, 2u) << st.str();
+  // Other chunking is another plan.
+  (void)td::plan_exchange(g, src, dst, d, td::ExchangeOptions{.chunks = 3, .chunk_mib = 0});
+  st = td::exchange_plan_cache_stats<2>();
+  EXPECT_EQ(st.misses, 2u) << st.str();
+  EXPECT_EQ(st.entries, 2u) << st.str();
 }
 
 TEST(ExchangeChunks, EqualOrTaperedBounds) {

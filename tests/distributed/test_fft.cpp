@@ -14,6 +14,7 @@
 #include "tessera/distributed/elementwise.hpp"
 #include "tessera/distributed/redistribute.hpp"
 #include "tessera/local/fft_plan.hpp"
+#include "fft/stages.hpp"  // private (distributed/src): the stage planner, tested without communicators
 
 namespace {
 namespace ts = tessera;
@@ -322,3 +323,51 @@ TYPED_TEST(DistFft, BadArguments) {
 }
 
 }  // namespace
+
+// The stage planner alone: shapes and counts in, stages out; no communicator, no layout.
+TEST(FftStages, SlabsPencilsAndOneRank) {
+  using fft::Decomposition;
+  using fft::detail::make_stages;
+  using fft::detail::StageShape;
+  const Device host = Device::host();
+  // One rank: one stage over every axis, nothing split.
+  auto p = make_stages({8, 6, 4}, 1, Decomposition::automatic, host);
+  ASSERT_EQ(p.stages.size(), 1u);
+  EXPECT_EQ(p.stages[0], (StageShape{0, 2, {-1, -1, -1}, 0}));
+  // Slabs: the inner axes on slabs along axis 0, then axis 0 on slabs along axis 1.
+  p = make_stages({8, 6, 4}, 4, Decomposition::automatic, host);
+  EXPECT_EQ(p.decomposition, Decomposition::slab);
+  ASSERT_EQ(p.stages.size(), 2u);
+  EXPECT_EQ(p.stages[0], (StageShape{1, 2, {0, -1, -1}, 1}));
+  EXPECT_EQ(p.stages[1], (StageShape{0, 0, {-1, 0, -1}, 1}));
+  EXPECT_EQ(fft::detail::str(p), "slab: axes 1..2 on [0 -1 -1] of 1 grid axes; axes 0..0 on [-1 0 -1] of 1 grid axes");
+  // More ranks than planes along axis 0: automatic takes pencils (three 1-D stages on a 2-D grid).
+  p = make_stages({4, 8, 8}, 8, Decomposition::automatic, host);
+  EXPECT_EQ(p.decomposition, Decomposition::pencil);
+  ASSERT_EQ(p.stages.size(), 3u);
+  EXPECT_EQ(p.stages[0], (StageShape{2, 2, {0, 1, -1}, 2}));
+  EXPECT_EQ(p.stages[1], (StageShape{1, 1, {0, -1, 1}, 2}));
+  EXPECT_EQ(p.stages[2], (StageShape{0, 0, {-1, 0, 1}, 2}));
+  // Every axis is transformed exactly once, whatever the plan.
+  for (int ranks : {1, 2, 3, 16})
+    for (Decomposition d : {Decomposition::automatic, Decomposition::slab, Decomposition::pencil}) {
+      const auto q = make_stages({5, 7, 9}, ranks, d, host);
+      std::vector<int> times(3, 0);
+      for (const auto& st : q.stages)
+        for (int a = st.first_axis; a <= st.last_axis; ++a) {
+          ++times[a];
+          EXPECT_EQ(st.split[a], -1) << "axis " << a << " is transformed while split";
+        }
+      EXPECT_EQ(times, (std::vector<int>{1, 1, 1})) << fft::detail::str(q);
+    }
+  // 2-D slabs; a 1-D array over several ranks is fft1d's (no stages), over one a local transform.
+  p = make_stages({6, 4}, 2, Decomposition::slab, host);
+  ASSERT_EQ(p.stages.size(), 2u);
+  EXPECT_EQ(p.stages[1], (StageShape{0, 0, {-1, 0}, 1}));
+  EXPECT_TRUE(make_stages({64}, 4, Decomposition::automatic, host).stages.empty());
+  EXPECT_EQ(make_stages({64}, 1, Decomposition::four_step, host).stages.size(), 1u);
+  // What no array of that rank can have.
+  EXPECT_THROW(make_stages({8, 8}, 4, Decomposition::pencil, host), ts::InvalidArgument);
+  EXPECT_THROW(make_stages({8, 8}, 4, Decomposition::bluestein, host), ts::InvalidArgument);
+  EXPECT_THROW(make_stages({8, 0}, 1, Decomposition::slab, host), ts::InvalidArgument);
+}

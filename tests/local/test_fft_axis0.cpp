@@ -1,4 +1,4 @@
-// The outermost-axis FFT pass of split cuFFT plans (local/src/detail/fft_axis0.hpp) with its
+// The outermost-axis FFT pass of split cuFFT plans (local/src/fft/fft_axis0.hpp) with its
 // thread blocks emulated on the host (phase 1 of every thread, the barrier, phase 2), for every
 // configuration the CUDA kernel instantiates, against a serial DFT along the axis.
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "detail/fft_axis0.hpp"
+#include "fft/fft_axis0.hpp"
 #include "dft_reference.hpp"
 
 namespace {

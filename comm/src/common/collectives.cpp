@@ -39,7 +39,7 @@ bool cuda_aware_mpi() {
 #endif
 }
 
-DeviceTransport transport_for(State& st, const Device& d) {
+DevicePath transport_for(State& st, const Device& d) {
   {
     std::lock_guard<std::mutex> lock(st.mu);
     if (auto it = st.transport.find(d.index()); it != st.transport.end()) return it->second;
@@ -47,7 +47,7 @@ DeviceTransport transport_for(State& st, const Device& d) {
   // Collective: every rank must agree, or the ranks would wait on different transports.
   const bool nccl = !st.mpi_only && detail::nccl_usable(st, d);
   const bool aware = detail::mpi_all_reduce_min(st, cuda_aware_mpi() ? 1 : 0, "CUDA-aware MPI query") == 1;
-  const auto t = nccl ? DeviceTransport::nccl : aware ? DeviceTransport::cuda_aware_mpi : DeviceTransport::staged_mpi;
+  const auto t = nccl ? DevicePath::nccl : aware ? DevicePath::cuda_aware_mpi : DevicePath::staged_mpi;
   std::lock_guard<std::mutex> lock(st.mu);
   st.transport[d.index()] = t;
   return t;
@@ -170,17 +170,17 @@ void run_transfers(State& st, const Call& c, std::vector<Transfer> xfers, int ta
     return;
   }
   switch (transport_for(st, d)) {
-    case DeviceTransport::nccl:
+    case DevicePath::nccl:
       detail::nccl_transfers(st, enqueued(c), xfers, s, std::move(keep));
       return;
-    case DeviceTransport::cuda_aware_mpi:
+    case DevicePath::cuda_aware_mpi:
       s.synchronize();  // MPI reads device memory directly: the producers must be done
       detail::mpi_run(st, c, [&](MpiPending& p) {
         detail::mpi_post_transfers(st, xfers, tag, p, device_copy(s));
         p.after.push_back([&s, keep] { s.synchronize(); });
       });
       return;
-    case DeviceTransport::staged_mpi: {
+    case DevicePath::staged_mpi: {
       Stage stage(s);
       std::vector<Transfer> host = xfers;
       for (auto& x : host) {
@@ -236,9 +236,9 @@ void ProcessGroup::all_reduce(const void* send, void* recv, std::size_t count, D
   st.check();
   const std::size_t n = count * dtype_size(t);
   const Device d = s.device();
-  const auto tr = d.is_host() ? DeviceTransport::cuda_aware_mpi : transport_for(st, d);
-  if (!d.is_host() && tr == DeviceTransport::nccl) return detail::nccl_all_reduce(st, enqueued(c), send, recv, op, s);
-  if (!d.is_host() && tr == DeviceTransport::staged_mpi) {
+  const auto tr = d.is_host() ? DevicePath::cuda_aware_mpi : transport_for(st, d);
+  if (!d.is_host() && tr == DevicePath::nccl) return detail::nccl_all_reduce(st, enqueued(c), send, recv, op, s);
+  if (!d.is_host() && tr == DevicePath::staged_mpi) {
     Stage stage(s);
     void* h = send == recv ? stage.inout(recv, n) : nullptr;
     const void* hs = h ? h : stage.in(send, n);
@@ -264,9 +264,9 @@ void ProcessGroup::reduce(const void* send, void* recv, std::size_t count, DType
   st.check();
   const std::size_t n = count * dtype_size(t);
   const Device d = s.device();
-  const auto tr = d.is_host() ? DeviceTransport::cuda_aware_mpi : transport_for(st, d);
-  if (!d.is_host() && tr == DeviceTransport::nccl) return detail::nccl_reduce(st, enqueued(c), send, recv, op, root, s);
-  if (!d.is_host() && tr == DeviceTransport::staged_mpi) {
+  const auto tr = d.is_host() ? DevicePath::cuda_aware_mpi : transport_for(st, d);
+  if (!d.is_host() && tr == DevicePath::nccl) return detail::nccl_reduce(st, enqueued(c), send, recv, op, root, s);
+  if (!d.is_host() && tr == DevicePath::staged_mpi) {
     Stage stage(s);
     const bool root_here = st.rank == root;
     void* h = (send == recv && root_here) ? stage.inout(recv, n) : nullptr;
@@ -295,9 +295,9 @@ void ProcessGroup::broadcast(const void* send, void* recv, std::size_t count, DT
   const std::size_t n = count * dtype_size(t);
   const Device d = s.device();
   const bool root_here = st.rank == root;
-  const auto tr = d.is_host() ? DeviceTransport::cuda_aware_mpi : transport_for(st, d);
-  if (!d.is_host() && tr == DeviceTransport::nccl) return detail::nccl_broadcast(st, enqueued(c), send, recv, root, s);
-  if (!d.is_host() && tr == DeviceTransport::staged_mpi) {
+  const auto tr = d.is_host() ? DevicePath::cuda_aware_mpi : transport_for(st, d);
+  if (!d.is_host() && tr == DevicePath::nccl) return detail::nccl_broadcast(st, enqueued(c), send, recv, root, s);
+  if (!d.is_host() && tr == DevicePath::staged_mpi) {
     Stage stage(s);
     void* h = root_here ? const_cast<void*>(stage.in(send, n)) : stage.out(recv, n);
     if (root_here && recv != send && n) tessera::detail::memcpy_any(recv, d, send, d, n, s);
@@ -324,7 +324,7 @@ void ProcessGroup::reduce_scatter(const void* send, void* recv, std::size_t recv
   auto& st = *state_;
   st.check();
   const Device d = s.device();
-  if (!d.is_host() && transport_for(st, d) == DeviceTransport::nccl)
+  if (!d.is_host() && transport_for(st, d) == DevicePath::nccl)
     return detail::nccl_reduce_scatter(st, enqueued(c), send, recv, op, s);
   // Over MPI: rank r's block is a reduce to root r; posted together they run concurrently. In
   // place, each root reduces its own block where it lies; the other reduces read other blocks.
@@ -344,7 +344,7 @@ void ProcessGroup::all_gather(const void* send, void* recv, std::size_t count, D
   const auto [counts, displs] = uniform_blocks(size(), count);
   const Call c{"all_gather", count, t};
   check_buffer(send, count, "send", c.op);
-  if (!s.device().is_host() && count && transport_for(*state_, s.device()) == DeviceTransport::nccl)
+  if (!s.device().is_host() && count && transport_for(*state_, s.device()) == DevicePath::nccl)
     return detail::nccl_all_gather(*state_, enqueued(c), send, recv, s);
   all_gatherv(send, count, recv, counts, displs, t, s);
 }
@@ -373,7 +373,7 @@ void ProcessGroup::all_gatherv(const void* send, std::size_t send_count, void* r
 
 void ProcessGroup::all_to_all(const void* send, void* recv, std::size_t count, DType t, const Stream& s) const {
   const auto [counts, displs] = uniform_blocks(size(), count);
-  if (!s.device().is_host() && count && send != recv && transport_for(*state_, s.device()) == DeviceTransport::nccl)
+  if (!s.device().is_host() && count && send != recv && transport_for(*state_, s.device()) == DevicePath::nccl)
     return detail::nccl_all_to_all(*state_, enqueued(Call{"all_to_all", count, t}), send, recv, s);
   all_to_allv(send, counts, displs, recv, counts, displs, t, s);
 }
@@ -510,12 +510,26 @@ void ProcessGroup::sendrecv(const void* send, std::size_t send_count, int dest, 
 void ProcessGroup::prepare(const Device& d) const {
   if (d.is_host() || size() == 1) return;
   state_->check();
-  if (transport_for(*state_, d) == DeviceTransport::nccl) detail::nccl_prepare(*state_, d);
+  if (transport_for(*state_, d) == DevicePath::nccl) detail::nccl_prepare(*state_, d);
 }
 
-DeviceTransport ProcessGroup::device_transport(const Device& d) const {
+Transport ProcessGroup::device_transport(const Device& d) const {
   if (d.is_host()) throw InvalidArgument("ProcessGroup::device_transport: host buffers always use MPI");
-  return transport_for(*state_, d);
+  return transport_for(*state_, d) == DevicePath::nccl ? Transport::nccl : Transport::mpi;
+}
+
+bool ProcessGroup::stages_device_buffers(const Device& d) const {
+  return !d.is_host() && transport_for(*state_, d) == DevicePath::staged_mpi;
+}
+
+std::string ProcessGroup::device_transport_str(const Device& d) const {
+  if (d.is_host()) return "mpi";
+  switch (transport_for(*state_, d)) {
+    case DevicePath::nccl: return "nccl";
+    case DevicePath::cuda_aware_mpi: return "mpi (cuda-aware)";
+    case DevicePath::staged_mpi: return "mpi (staged)";
+  }
+  return "?";
 }
 
 void ProcessGroup::synchronize(const Stream& s) const {

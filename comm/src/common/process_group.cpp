@@ -79,13 +79,14 @@ std::string reduce_op_name(ReduceOp op) {
   return "ReduceOp(" + std::to_string(static_cast<int>(op)) + ")";
 }
 
-std::string transport_name(DeviceTransport t) {
-  switch (t) {
-    case DeviceTransport::nccl: return "nccl";
-    case DeviceTransport::cuda_aware_mpi: return "cuda_aware_mpi";
-    case DeviceTransport::staged_mpi: return "staged_mpi";
-  }
-  return "DeviceTransport(" + std::to_string(static_cast<int>(t)) + ")";
+std::string transport_name(Transport t) {
+  const auto i = static_cast<std::size_t>(t);
+  return i < transport_names.size() ? std::string(transport_names[i]) : "Transport(" + std::to_string(i) + ")";
+}
+std::optional<Transport> transport_from_name(std::string_view name) {
+  for (std::size_t i = 0; i < transport_names.size(); ++i)
+    if (transport_names[i] == name) return static_cast<Transport>(i);
+  return std::nullopt;
 }
 
 ProcessGroup ProcessGroup::world() { return ProcessGroup(MPI_COMM_WORLD); }
@@ -156,11 +157,11 @@ ProcessGroup ProcessGroup::nccl_policy(CtaPolicy p) const {
 }
 
 bool ProcessGroup::has_symmetric_windows(const Device& d) const {
-  return !d.is_host() && device_transport(d) == DeviceTransport::nccl && detail::nccl_symmetric_windows();
+  return !d.is_host() && device_transport(d) == Transport::nccl && detail::nccl_symmetric_windows();
 }
 
 std::shared_ptr<void> ProcessGroup::symmetric_buffer(std::size_t bytes, const Device& d) const {
-  if (d.is_host() || device_transport(d) != DeviceTransport::nccl)
+  if (d.is_host() || device_transport(d) != Transport::nccl)
     throw BackendUnavailable("ProcessGroup::symmetric_buffer(" + std::to_string(bytes) + " bytes) on " + d.str() +
                              ": the group's device buffers do not travel through NCCL here");
   return detail::nccl_symmetric_buffer(state_, bytes, d);

@@ -18,6 +18,10 @@ namespace tessera::comm {
 
 using Clock = std::chrono::steady_clock;
 
+// How a group moves device buffers on one device: Transport::nccl, or Transport::mpi with the
+// buffers handed to a CUDA-aware MPI or staged through pinned host memory.
+enum class DevicePath { nccl, cuda_aware_mpi, staged_mpi };
+
 // What a collective is, for error messages and deadlines.
 struct Call {
   const char* op;
@@ -48,7 +52,7 @@ struct ProcessGroup::State {
   std::atomic<bool> failed{false};
   std::string failure;
   std::vector<MPI_Request> orphans;           // requests of timed-out host collectives
-  std::map<int, DeviceTransport> transport;   // per CUDA device ordinal
+  std::map<int, DevicePath> transport;   // per CUDA device ordinal
   // cartesian() and sub() results, made once per shape: grids of one shape share their
   // communicators (MPI's and NCCL's) and the exchange transports cached for them.
   std::map<std::pair<std::vector<int>, std::vector<int>>, ProcessGroup> carts;

@@ -15,6 +15,7 @@
 #include "tessera/local/element_types.hpp"
 #include "tessera/local/stream.hpp"
 #include "tessera/local/context.hpp"
+#include "tessera/local/context_cache.hpp"
 #include "tessera/local/memory.hpp"
 #include "tessera/local/array.hpp"
 #include "tessera/local/basic_ops.hpp"
@@ -35,6 +36,7 @@
 // comm: the runtime and process groups
 #include "tessera/comm/error.hpp"
 #include "tessera/comm/settings.hpp"
+#include "tessera/comm/transport.hpp"
 #include "tessera/comm/process_group.hpp"
 #include "tessera/comm/parallel_file.hpp"
 #include "tessera/comm/runtime.hpp"

@@ -10,7 +10,7 @@
 
 #include "../detail/copy_rows.hpp"
 #include "../detail/transport.hpp"
-#include "tessera/local/context.hpp"
+#include "tessera/local/context_cache.hpp"
 #include "tessera/local/element_types.hpp"
 #include "tessera/local/memory.hpp"
 #include "tessera/local/settings.hpp"
@@ -63,25 +63,15 @@ Tuning tuning(Device d, const ExchangeOptions& o) {
   return t;
 }
 
-// A piece to or from one peer, cut along its first axis longer than 1 (so that parts of a
-// contiguous piece stay contiguous); `staged` pieces go through a buffer at `offsets`.
 template <int R>
-struct Piece {
-  int peer;
-  std::vector<Box<R>> parts;
-  bool staged = false;
-  std::vector<std::size_t> offsets;
-};
-
-template <int R>
-Piece<R> cut(int peer, const Box<R>& b, std::size_t esz, const Tuning& t) {
+ExchangePiece<R> cut(int peer, const Box<R>& b, std::size_t esz, const Tuning& t) {
   int axis = t.axis;
   if (axis < 0)
     for (axis = 0; axis + 1 < R && b.shape()[axis] <= 1;) ++axis;
   const index_t extent = b.shape()[axis];
   const index_t want = t.axis >= 0 ? t.max_chunks : static_cast<index_t>(b.size() * esz) / t.min_chunk_bytes;
   const index_t n = std::max<index_t>(1, std::min({want, static_cast<index_t>(t.max_chunks), extent}));
-  Piece<R> p{peer, {}};
+  ExchangePiece<R> p{peer, {}};
   for (int k = 0; k < n; ++k) {
     Box<R> c = b;
     c.lo[axis] = b.lo[axis] + chunk_begin(extent, k, static_cast<int>(n));
@@ -91,19 +81,8 @@ Piece<R> cut(int peer, const Box<R>& b, std::size_t esz, const Tuning& t) {
   return p;
 }
 
-// Lays out the staged pieces in one buffer (byte offsets); returns its size in bytes.
 template <int R>
-std::size_t place(std::vector<Piece<R>>& pieces, std::size_t esz) {
-  std::size_t n = 0;
-  for (auto& p : pieces) {
-    if (!p.staged) continue;
-    for (const auto& c : p.parts) p.offsets.push_back(n), n += static_cast<std::size_t>(c.size()) * esz;
-  }
-  return n;
-}
-
-template <int R>
-std::vector<detail::PeerSteps> steps_of(const std::vector<Piece<R>>& pieces, std::size_t esz) {
+std::vector<detail::PeerSteps> steps_of(const std::vector<ExchangePiece<R>>& pieces, std::size_t esz) {
   std::vector<detail::PeerSteps> v;
   for (const auto& p : pieces) {
     v.push_back({p.peer, {}});
@@ -121,15 +100,95 @@ index_t chunk_begin(index_t extent, int s, int n) {
   return extent * (2 * s - 1) / (2 * n - 2);  // weights 1, 2, ..., 2, 1
 }
 
+namespace {
+// What a plan depends on: the group, device, element size, both sides' boxes and the resolved
+// tuning and transport (so that changed settings make a new plan).
+template <int R>
+struct PlanKey {
+  long long comm;
+  std::string device;
+  std::size_t esz;
+  std::vector<Box<R>> src, dst;
+  int max_chunks, axis, hooks, sinks;
+  index_t min_chunk_bytes;
+  bool taper;
+  Transport transport;
+  bool operator==(const PlanKey&) const = default;
+};
+template <int R>
+struct PlanKeyHash {
+  std::size_t operator()(const PlanKey<R>& k) const {
+    std::size_t h = 1469598103934665603ull;
+    const auto mix = [&h](long long v) { h = (h ^ static_cast<std::size_t>(v)) * 1099511628211ull; };
+    mix(k.comm), mix(static_cast<long long>(k.esz)), mix(k.max_chunks), mix(k.axis), mix(k.hooks), mix(k.sinks);
+    mix(k.min_chunk_bytes), mix(k.taper), mix(static_cast<int>(k.transport));
+    for (const auto* side : {&k.src, &k.dst})
+      for (const auto& b : *side)
+        for (int a = 0; a < R; ++a) mix(b.lo[a]), mix(b.hi[a]);
+    return h ^ std::hash<std::string>()(k.device);
+  }
+};
+template <int R>
+using PlanCache = ContextCache<ExchangePlan<R>, PlanKey<R>, const ExchangePlan<R>, 64, PlanKeyHash<R>>;
+
+template <int R>
+ExchangePlan<R> make_plan(const PlanKey<R>& k, int me, int ranks, const Tuning& tune) {
+  ExchangePlan<R> plan;
+  plan.transport = k.transport;
+  plan.hooks = k.hooks, plan.sinks = k.sinks;
+  const Holders<R> holders(k.src);
+  for (int q = 0; q < ranks; ++q) {
+    if (holders.serves(me, q)) {
+      const auto b = k.src[me].intersect(k.dst[q]);
+      if (!b.empty() && q == me) plan.self = b;
+      else if (!b.empty()) plan.sends.push_back(cut(q, b, k.esz, tune));
+    }
+    if (q != me && holders.serves(q, me)) {
+      const auto b = k.src[q].intersect(k.dst[me]);
+      if (!b.empty()) plan.recvs.push_back(cut(q, b, k.esz, tune));
+    }
+  }
+  plan.steps = std::max(plan.hooks, plan.sinks);
+  for (const auto* side : {&plan.sends, &plan.recvs})
+    for (const auto& p : *side) plan.steps = std::max(plan.steps, static_cast<int>(p.parts.size()));
+  return plan;
+}
+
+// Where this run stages each piece (a buffer of ours or a transport's window, at byte offsets);
+// not part of the plan, since it depends on where the arrays' data lie.
+struct Staging {
+  bool staged = false;
+  std::vector<std::size_t> offsets;
+};
+template <int R>
+std::size_t place(const std::vector<ExchangePiece<R>>& pieces, std::vector<Staging>& at, std::size_t esz) {
+  std::size_t n = 0;
+  for (std::size_t k = 0; k < pieces.size(); ++k) {
+    if (!at[k].staged) continue;
+    for (const auto& c : pieces[k].parts) at[k].offsets.push_back(n), n += static_cast<std::size_t>(c.size()) * esz;
+  }
+  return n;
+}
+}  // namespace
+
+template <int R>
+std::string ExchangePlan<R>::str() const {
+  std::size_t parts = 0;
+  for (const auto* side : {&sends, &recvs})
+    for (const auto& p : *side) parts += p.parts.size();
+  return "exchange plan: " + std::to_string(sends.size()) + " sends, " + std::to_string(recvs.size()) +
+         " receives (" + std::to_string(parts) + " parts in " + std::to_string(steps) + " steps)" +
+         (self ? ", keeps " + self->str() : std::string()) + ", transport " + transport_name(transport);
+}
+
 template <class T, int R>
-void exchange(const comm::ProcessGroup& g, const ExchangeSide<T, R>& src, const ExchangeSide<T, R>& dst,
-              const Stream& user, Device d, const ExchangeOptions& options) {
-  using Side = ExchangeSide<T, R>;
-  const ExchangeChunking* chunking = options.chunking;
+std::shared_ptr<const ExchangePlan<R>> plan_exchange(const comm::ProcessGroup& g, const ExchangeSide<T, R>& src,
+                                                     const ExchangeSide<T, R>& dst, Device d,
+                                                     const ExchangeOptions& options) {
   const int me = g.rank();
   Tuning tune = tuning(d, options);
   int hooks = 0, sinks = 0;  // producer / consumer steps: chunks of this rank's source / destination box
-  if (chunking) {
+  if (const ExchangeChunking* chunking = options.chunking) {
     tune.axis = chunking->axis;
     tune.max_chunks = std::max(1, chunking->count);
     auto parts = [&](const Box<R>& b) {
@@ -138,38 +197,46 @@ void exchange(const comm::ProcessGroup& g, const ExchangeSide<T, R>& src, const 
     if (chunking->produce) hooks = parts(src.boxes[me]);
     if (chunking->consume) sinks = parts(dst.boxes[me]);
   }
-  const Holders<R> holders(src.boxes);
-  std::vector<Piece<R>> sends, recvs;
-  std::optional<Box<R>> self;
-  for (int q = 0; q < g.size(); ++q) {
-    if (holders.serves(me, q)) {
-      const auto b = src.boxes[me].intersect(dst.boxes[q]);
-      if (!b.empty() && q == me) self = b;
-      else if (!b.empty()) sends.push_back(cut(q, b, sizeof(T), tune));
-    }
-    if (q != me && holders.serves(q, me)) {
-      const auto b = src.boxes[q].intersect(dst.boxes[me]);
-      if (!b.empty()) recvs.push_back(cut(q, b, sizeof(T), tune));
-    }
-  }
-  DeviceGuard guard(d);
   Transport chosen = options.transport.value_or(distributed::settings().transport);
   if (chosen == Transport::automatic) {
     std::size_t global = 0;  // the same on every rank
     for (const auto& b : src.boxes) global += static_cast<std::size_t>(b.size()) * sizeof(T);
     chosen = detail::automatic_transport(g, d, global);
   }
-  auto& transport = detail::exchange_transport(g, d, chosen);
+  PlanKey<R> key{static_cast<long long>(MPI_Comm_c2f(g.mpi_comm())), d.str(), sizeof(T), src.boxes, dst.boxes,
+                 tune.max_chunks, tune.axis, hooks, sinks, tune.min_chunk_bytes, distributed::settings().exchange_taper,
+                 chosen};
+  return PlanCache<R>::current().get(key, [&] {
+    return std::make_shared<const ExchangePlan<R>>(make_plan(key, me, g.size(), tune));
+  });
+}
+
+template <int R>
+CacheStats exchange_plan_cache_stats() {
+  return PlanCache<R>::current().stats();
+}
+
+template <class T, int R>
+void run(const ExchangePlan<R>& plan, const comm::ProcessGroup& g, const ExchangeSide<T, R>& src,
+         const ExchangeSide<T, R>& dst, const Stream& user, Device d, const ExchangeOptions& options) {
+  using Side = ExchangeSide<T, R>;
+  const ExchangeChunking* chunking = options.chunking;
+  const int me = g.rank();
+  const int hooks = plan.hooks, sinks = plan.sinks;
+  const auto& sends = plan.sends;
+  const auto& recvs = plan.recvs;
+  DeviceGuard guard(d);
+  auto& transport = detail::exchange_transport(g, d, plan.transport);
   // A piece goes through a buffer unless every part is contiguous where it lies; with a windowed
   // transport every received piece lands in the window.
-  auto staged = [me](const Side& side, const Piece<R>& p) {
+  auto staged = [me](const Side& side, const ExchangePiece<R>& p) {
     for (const auto& c : p.parts)
       if (!side.view(c, me).is_contiguous()) return true;
     return false;
   };
   // A transport that sends rows at a pitch takes such parts as they lie, where the rows are long
   // (min_direct_row_bytes).
-  auto direct = [&](const Piece<R>& p) {
+  auto direct = [&](const ExchangePiece<R>& p) {
     if (!transport.strided_sends()) return false;
     for (const auto& c : p.parts) {
       detail::Rows r;
@@ -178,20 +245,16 @@ void exchange(const comm::ProcessGroup& g, const ExchangeSide<T, R>& src, const 
     }
     return true;
   };
-  int steps = std::max(hooks, sinks);
-  for (auto& p : sends)
-    p.staged = staged(src, p) && !direct(p), steps = std::max(steps, static_cast<int>(p.parts.size()));
-  for (auto& p : recvs) p.staged = staged(dst, p), steps = std::max(steps, static_cast<int>(p.parts.size()));
+  std::vector<Staging> send_at(sends.size()), recv_at(recvs.size());
+  for (std::size_t k = 0; k < sends.size(); ++k) send_at[k].staged = staged(src, sends[k]) && !direct(sends[k]);
+  for (std::size_t k = 0; k < recvs.size(); ++k) recv_at[k].staged = staged(dst, recvs[k]);
+  int steps = plan.steps;
 
   const Stream& work = Stream::default_for(d);  // packing, local copies, results
   // Transfers on their own stream, so that they overlap packing (and FFT stages) on `work`;
   // high priority, so that NCCL's kernels get SMs as soon as a compute kernel's blocks retire.
   const Stream& wire = Context::current().stream(d, StreamRole::transfer);
-  if (&user != &work) {
-    Event e(d);
-    e.record(user);
-    e.wait_on(work);
-  }
+  work.wait_for(user);
   // Staging: a buffer of ours, or the windows of a windowed transport (collective: every rank,
   // even one with nothing to move), where all received parts land, and all sent ones too if the
   // transport says where.
@@ -201,57 +264,51 @@ void exchange(const comm::ProcessGroup& g, const ExchangeSide<T, R>& src, const 
     auto w = transport.begin(steps_of(recvs, sizeof(T)), steps_of(sends, sizeof(T)), work);
     steps = std::max(steps, w.steps);
     unpack = w.recv;
-    for (std::size_t k = 0; k < recvs.size(); ++k) recvs[k].staged = true, recvs[k].offsets = std::move(w.recv_at[k]);
+    for (std::size_t k = 0; k < recvs.size(); ++k) recv_at[k].staged = true, recv_at[k].offsets = std::move(w.recv_at[k]);
     if (w.send) {
       pack = w.send;
-      for (std::size_t k = 0; k < sends.size(); ++k) sends[k].staged = true, sends[k].offsets = std::move(w.send_at[k]);
+      for (std::size_t k = 0; k < sends.size(); ++k) send_at[k].staged = true, send_at[k].offsets = std::move(w.send_at[k]);
     }
   }
   std::optional<Buffer> pack_buf, unpack_buf;
   if (!pack) {
-    if (const std::size_t n = place(sends, sizeof(T))) pack_buf.emplace(n, work), pack = static_cast<char*>(pack_buf->data());
+    if (const std::size_t n = place(sends, send_at, sizeof(T))) pack_buf.emplace(n, work), pack = static_cast<char*>(pack_buf->data());
   }
   if (!unpack) {
-    if (const std::size_t n = place(recvs, sizeof(T))) unpack_buf.emplace(n, work), unpack = static_cast<char*>(unpack_buf->data());
+    if (const std::size_t n = place(recvs, recv_at, sizeof(T))) unpack_buf.emplace(n, work), unpack = static_cast<char*>(unpack_buf->data());
   }
-  auto staging = [&](char* b, const Piece<R>& p, int k) {
-    return local::Array<T, R>::view(reinterpret_cast<T*>(b + p.offsets[k]), p.parts[k].shape(), d);
+  auto staging = [&](char* b, const ExchangePiece<R>& p, const Staging& at, int k) {
+    return local::Array<T, R>::view(reinterpret_cast<T*>(b + at.offsets[k]), p.parts[k].shape(), d);
   };
   const bool remote = !sends.empty() || !recvs.empty();
-  if (remote && &wire != &work) {  // the source, the destination and the buffers are ready
-    Event e(d);
-    e.record(work);
-    e.wait_on(wire);
-  }
+  if (remote) wire.wait_for(work);  // the source, the destination and the buffers are ready
 
   std::vector<std::pair<int, Event>> arrived;  // steps with staged receives (any, for a consumer), and their events
   for (int s = 0; s < steps; ++s) {
     if (s < hooks) chunking->produce(s, hooks, work);
     bool packed = false;
-    for (const auto& p : sends)
-      if (p.staged && s < static_cast<int>(p.parts.size()))
-        detail::copy_view(staging(pack, p, s), src.view(p.parts[s], me)), packed = true;
+    for (std::size_t k = 0; k < sends.size(); ++k)
+      if (send_at[k].staged && s < static_cast<int>(sends[k].parts.size()))
+        detail::copy_view(staging(pack, sends[k], send_at[k], s), src.view(sends[k].parts[s], me)), packed = true;
     // The transfers of step s read what the producer or the packing just wrote on `work`.
-    if ((packed || s < hooks) && &wire != &work) {
-      Event e(d);
-      e.record(work);
-      e.wait_on(wire);
-    }
+    if (packed || s < hooks) wire.wait_for(work);
     std::vector<detail::Message> out, in;
     bool staged_in = false;
-    for (const auto& p : sends) {
+    for (std::size_t k = 0; k < sends.size(); ++k) {
+      const auto& p = sends[k];
       if (s >= static_cast<int>(p.parts.size())) continue;
-      const auto part = p.staged ? staging(pack, p, s) : src.view(p.parts[s], me);
+      const auto part = send_at[k].staged ? staging(pack, p, send_at[k], s) : src.view(p.parts[s], me);
       detail::Message m{p.peer, part.data(), static_cast<std::size_t>(p.parts[s].size())};
-      if (detail::Rows r; !p.staged && !part.is_contiguous() && detail::as_rows(part, &r))
+      if (detail::Rows r; !send_at[k].staged && !part.is_contiguous() && detail::as_rows(part, &r))
         m.rows = static_cast<std::size_t>(r.rows), m.pitch = static_cast<std::size_t>(r.pitch);
       out.push_back(m);
     }
-    for (const auto& p : recvs) {
+    for (std::size_t k = 0; k < recvs.size(); ++k) {
+      const auto& p = recvs[k];
       if (s >= static_cast<int>(p.parts.size())) continue;
-      T* buf = p.staged ? staging(unpack, p, s).data() : dst.view(p.parts[s], me).data();
+      T* buf = recv_at[k].staged ? staging(unpack, p, recv_at[k], s).data() : dst.view(p.parts[s], me).data();
       in.push_back({p.peer, buf, static_cast<std::size_t>(p.parts[s].size())});
-      staged_in = staged_in || p.staged;
+      staged_in = staged_in || recv_at[k].staged;
     }
     transport.step(s, out, in, dtype_v<T>, wire);
     if (staged_in || (s < sinks && !in.empty())) {
@@ -259,35 +316,44 @@ void exchange(const comm::ProcessGroup& g, const ExchangeSide<T, R>& src, const 
       arrived.back().second.record(wire);
     }
   }
-  if (self) detail::copy_view(dst.view(*self, me), src.view(*self, me));  // overlaps the last transfers
+  if (plan.self) detail::copy_view(dst.view(*plan.self, me), src.view(*plan.self, me));  // overlaps the last transfers
   // Unpacks in step order, each after its arrival; the consumer's chunk s once all of it is in place.
   auto next = arrived.begin();
   for (int s = 0; s < steps; ++s) {
     if (next != arrived.end() && next->first == s) {
       next->second.wait_on(work);
-      for (const auto& p : recvs)
-        if (p.staged && s < static_cast<int>(p.parts.size())) detail::copy_view(dst.view(p.parts[s], me), staging(unpack, p, s));
+      for (std::size_t k = 0; k < recvs.size(); ++k)
+        if (recv_at[k].staged && s < static_cast<int>(recvs[k].parts.size()))
+          detail::copy_view(dst.view(recvs[k].parts[s], me), staging(unpack, recvs[k], recv_at[k], s));
       ++next;
     }
     if (s < sinks) chunking->consume(s, sinks, work);
   }
-  if (remote && &wire != &work) {  // results, and the buffers' release, after the transfers
-    Event e(d);
-    e.record(wire);
-    e.wait_on(work);
-  }
-  if (&user != &work) {  // the source may be overwritten on its stream once we have read it
-    Event e(d);
-    e.record(work);
-    e.wait_on(user);
-  }
+  if (remote) work.wait_for(wire);  // results, and the buffers' release, after the transfers
+  user.wait_for(work);              // the source may be overwritten on its stream once we have read it
 }
 
+template <class T, int R>
+void exchange(const comm::ProcessGroup& g, const ExchangeSide<T, R>& src, const ExchangeSide<T, R>& dst,
+              const Stream& user, Device d, const ExchangeOptions& options) {
+  run(*plan_exchange(g, src, dst, d, options), g, src, dst, user, d, options);
+}
 
 #define TESSERA_EXCHANGE_INSTANTIATE(T, R)                                                                    \
   template void exchange<T, R>(const comm::ProcessGroup&, const ExchangeSide<T, R>&, const ExchangeSide<T, R>&, \
-                               const Stream&, Device, const ExchangeOptions&);
+                               const Stream&, Device, const ExchangeOptions&);                                 \
+  template std::shared_ptr<const ExchangePlan<R>> plan_exchange<T, R>(                                         \
+      const comm::ProcessGroup&, const ExchangeSide<T, R>&, const ExchangeSide<T, R>&, Device, const ExchangeOptions&); \
+  template void run<T, R>(const ExchangePlan<R>&, const comm::ProcessGroup&, const ExchangeSide<T, R>&,        \
+                          const ExchangeSide<T, R>&, const Stream&, Device, const ExchangeOptions&);
 #define TESSERA_EXCHANGE_RANKS(T) TESSERA_FOR_EACH_RANK(TESSERA_EXCHANGE_INSTANTIATE, T)
 TESSERA_FOR_EACH_ELEMENT(TESSERA_EXCHANGE_RANKS)
+#define TESSERA_EXCHANGE_PLAN(R) \
+  template struct ExchangePlan<R>; \
+  template CacheStats exchange_plan_cache_stats<R>();
+TESSERA_EXCHANGE_PLAN(1)
+TESSERA_EXCHANGE_PLAN(2)
+TESSERA_EXCHANGE_PLAN(3)
+TESSERA_EXCHANGE_PLAN(4)
 
 }  // namespace tessera::distributed

@@ -13,10 +13,9 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
-#include <map>
 #include <mutex>
 
-#include "tessera/local/context.hpp"
+#include "tessera/local/context_cache.hpp"
 #include "tessera/local/element_types.hpp"
 #include <optional>
 #include <utility>
@@ -182,7 +181,7 @@ struct Entry {
   Plan<R> plan;
   local::Array<T, 1> send_buf, recv_buf;
   Event array_ready, packed, arrived, unpacked;
-  std::atomic<bool> busy{false};  // set under the cache's lock; cleared by release() without it
+  std::atomic<bool> busy{false};  // set under its pool's lock; cleared by release() without it
 
   Entry(const Layout<R>& l, Device d)
       : layout(l), device(d), plan(make_plan(l)),
@@ -190,43 +189,46 @@ struct Entry {
         array_ready(d), packed(d), arrived(d), unpacked(d) {}
 };
 
-constexpr std::size_t kCacheEntries = 8;
-
+// The entries of one (layout, device): usually one; more only while exchanges on that layout
+// overlap (begin ... begin ... end ... end).
 template <class T, int R>
-struct Cache {
+struct Pool {
   std::mutex mu;
-  std::vector<std::shared_ptr<Entry<T, R>>> entries;  // most recently used last
+  std::vector<std::shared_ptr<Entry<T, R>>> entries;
 };
-
-// The current Context's entries: their buffers and events end with it.
+template <int R>
+struct PoolKey {
+  Layout<R> layout;
+  Device device;
+  bool operator==(const PoolKey& o) const { return device == o.device && layout == o.layout; }
+};
+template <int R>
+struct PoolKeyHash {
+  std::size_t operator()(const PoolKey<R>& k) const { return std::hash<std::string>()(k.layout.str() + k.device.str()); }
+};
+// The current Context's pools, at most 8 layouts (the least recently used idle one goes first):
+// their buffers and events end with it.
 template <class T, int R>
-Cache<T, R>& cache() {
-  return Context::current().resource<Cache<T, R>>([] { return std::make_shared<Cache<T, R>>(); });
-}
+using PoolCache = ContextCache<Entry<T, R>, PoolKey<R>, Pool<T, R>, 8, PoolKeyHash<R>>;
 
 // An idle entry for this layout and device (made on a miss; collective then, like the exchange).
 template <class T, int R>
 std::shared_ptr<Entry<T, R>> acquire(const Layout<R>& l, Device d) {
-  auto& c = cache<T, R>();
+  const auto pool = PoolCache<T, R>::current().get({l, d}, [] { return std::make_shared<Pool<T, R>>(); });
   {
-    std::lock_guard<std::mutex> lock(c.mu);
-    for (auto it = c.entries.begin(); it != c.entries.end(); ++it) {
-      if ((*it)->busy || (*it)->device != d || !((*it)->layout == l)) continue;
-      auto e = *it;
-      c.entries.erase(it);
-      c.entries.push_back(e);
-      e->busy = true;
-      return e;
-    }
+    std::lock_guard<std::mutex> lock(pool->mu);
+    for (const auto& e : pool->entries)
+      if (!e->busy) {
+        e->busy = true;
+        return e;
+      }
   }
   auto e = std::make_shared<Entry<T, R>>(l, d);
   // Collective on a miss, like the exchange: ranks without messages of their own take part too.
   if (e->plan.any_remote) l.grid().group().prepare(d);
-  std::lock_guard<std::mutex> lock(c.mu);
   e->busy = true;
-  c.entries.push_back(e);
-  for (auto it = c.entries.begin(); c.entries.size() > kCacheEntries && it != c.entries.end();)
-    it = (*it)->busy ? it + 1 : c.entries.erase(it);
+  std::lock_guard<std::mutex> lock(pool->mu);
+  pool->entries.push_back(e);
   return e;
 }
 

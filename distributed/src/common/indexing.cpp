@@ -104,7 +104,7 @@ std::vector<std::int64_t> host_indices(const Array<T, R>& a, const Array<std::in
   if (idx.layout().grid().size() != a.layout().grid().size())
     throw LayoutMismatch(std::string("distributed::") + fn + ": indices on " + idx.layout().grid().str() +
                          ", array on " + a.layout().grid().str());
-  detail::order_streams(idx.stream(), Stream::default_for(a.device()));
+  Stream::default_for(a.device()).wait_for(idx.stream());
   auto h = local::to_host(local::to(idx.interior(), Device::host()));
   check_range(a.layout().grid().group(), h, idx.layout().local_box().lo[0], a.global_size(), fn, a.device());
   return h;
@@ -117,7 +117,7 @@ template <class T, int R> Array<T, 1> take(const Array<T, R>& a, const Array<std
   const auto hidx = host_indices(a, idx, "take");
   const auto& group = a.layout().grid().group();
   const Stream& s = Stream::default_for(d);
-  detail::order_streams(a.stream(), s);
+  s.wait_for(a.stream());
   const Route rt = route(a.layout(), group, hidx, false);
   // Reply with the values asked for, in request order.
   local::Array<T, 1> reply({static_cast<index_t>(rt.recv.size())}, d), back({static_cast<index_t>(rt.flat.size())}, d);
@@ -126,7 +126,7 @@ template <class T, int R> Array<T, 1> take(const Array<T, R>& a, const Array<std
   group.all_to_allv(reply.data(), rt.rc, rt.rd, back.data(), rt.sc, rt.sd, dtype_v<T>, s);
   Array<T, 1> out(idx.layout().with_halo({}), d);
   if (!rt.pos.empty()) detail::scatter_kernel(out.local().data(), on(rt.pos, d).data(), back.data(), back.size(), s);
-  detail::order_streams(s, a.stream());
+  a.stream().wait_for(s);
   return out;
 }
 
@@ -139,8 +139,8 @@ template <class T, int R> void put(Array<T, R>& a, const Array<std::int64_t, 1>&
   const auto hidx = host_indices(a, idx, "put");
   const auto& group = a.layout().grid().group();
   const Stream& s = Stream::default_for(d);
-  detail::order_streams(a.stream(), s);
-  detail::order_streams(v.stream(), s);
+  s.wait_for(a.stream());
+  s.wait_for(v.stream());
   const Route rt = route(a.layout(), group, hidx, true);
   // Values in request order (by destination), sent along with the indices.
   local::Array<T, 1> vals(v.interior().shape(), d);
@@ -150,7 +150,7 @@ template <class T, int R> void put(Array<T, R>& a, const Array<std::int64_t, 1>&
   group.all_to_allv(send.data(), rt.sc, rt.sd, recv.data(), rt.rc, rt.rd, dtype_v<T>, s);
   if (!rt.recv.empty())
     detail::scatter_kernel(a.local().data(), on(shard_offsets(a, rt.recv), d).data(), recv.data(), recv.size(), s);
-  detail::order_streams(s, a.stream());
+  a.stream().wait_for(s);
 }
 
 #define TESSERA_INDEX_RANK(T, R)                                                                      \

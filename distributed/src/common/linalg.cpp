@@ -3,8 +3,6 @@
 
 #include <algorithm>
 #include <complex>
-#include <list>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,14 +12,13 @@
 #include "tessera/distributed/consistency.hpp"
 #include "tessera/distributed/redistribute.hpp"
 #include "tessera/local/basic_ops.hpp"
-#include "tessera/local/context.hpp"
+#include "tessera/local/context_cache.hpp"
 
 namespace tessera::distributed {
 namespace {
 using detail::GemmArgs;
 
 using detail::grid_for;
-void order(const Stream& p, const Stream& c) { detail::order_streams(p, c); }
 
 // a on the blocks of `want` (halos allowed: the GEMMs skip them through the leading dimension).
 template <class T, int R>
@@ -69,27 +66,16 @@ index_t ld_of(const local::Array<T, 2>& v) { return std::max<index_t>(1, v.strid
 }  // namespace
 
 namespace detail {
-void order_streams(const Stream& producer, const Stream& consumer) {
-  if (&producer == &consumer) return;
-  Event e(producer.device());
-  e.record(producer);
-  e.wait_on(consumer);
-}
-
 namespace {
-struct GridCache {
-  std::mutex mu;
-  std::list<std::pair<std::pair<MPI_Comm, int>, ProcessGrid>> grids;
-};
+struct GridTag;
+// By the group's communicator handle and the axis count (a grid keeps its group alive).
+using GridCache = ContextCache<GridTag, std::pair<MPI_Comm, int>, ProcessGrid>;
 }  // namespace
 ProcessGrid grid_for(const ProcessGrid& g, int ndims) {
   if (g.ndims() == ndims) return g;
-  auto& cache = Context::current().resource<GridCache>([] { return std::make_shared<GridCache>(); });
-  const std::pair<MPI_Comm, int> key(g.group().mpi_comm(), ndims);
-  std::lock_guard<std::mutex> lock(cache.mu);
-  for (auto& [k, grid] : cache.grids)
-    if (k == key) return grid;
-  return cache.grids.emplace_back(key, ProcessGrid::balanced(g.group(), ndims)).second;  // collective
+  return *GridCache::current().get({g.group().mpi_comm(), ndims}, [&] {
+    return std::make_shared<ProcessGrid>(ProcessGrid::balanced(g.group(), ndims));  // collective
+  });
 }
 }  // namespace detail
 
@@ -111,15 +97,15 @@ Array<T, 2> matmul(const Array<T, 2>& a, const Array<T, 2>& b, Op op_a, Op op_b,
   const Stream& s = Stream::default_for(d);
   if (a.layout().grid().size() == 1) {  // the whole product on this rank: one GEMM on the shards, any layout
     Array<T, 2> C(Layout<2>::block(a.layout().grid(), {m, n}), d);
-    order(a.stream(), s);
-    order(b.stream(), s);
+    s.wait_for(a.stream());
+    s.wait_for(b.stream());
     const auto Ai = a.interior(), Bi = b.interior();
     const auto Cl = C.local();
     if (m > 0 && n > 0 && k == 0) local::fill(Cl, T(0));
     if (m > 0 && n > 0 && k > 0)
       detail::gemm_kernel(GemmArgs{op_a, op_b, m, n, k, ld_of(Ai), ld_of(Bi), n}, Ai.data(), Bi.data(), Cl.data(), s);
-    order(s, a.stream());
-    order(s, b.stream());
+    a.stream().wait_for(s);
+    b.stream().wait_for(s);
     return C;
   }
   const ProcessGrid g = grid_for(a.layout().grid(), 2);
@@ -127,8 +113,8 @@ Array<T, 2> matmul(const Array<T, 2>& a, const Array<T, 2>& b, Op op_a, Op op_b,
   const Layout<2> lb = tb ? Layout<2>(g, {n, k}, {1, 0}) : Layout<2>(g, {k, n}, {0, 1});
   const Array<T, 2> A = on_layout(a, la), B = on_layout(b, lb);
   Array<T, 2> C(Layout<2>(g, {m, n}, {0, 1}), d);
-  order(A.stream(), s);
-  order(B.stream(), s);
+  s.wait_for(A.stream());
+  s.wait_for(B.stream());
   const auto Ai = A.interior(), Bi = B.interior();
   const auto Cl = C.local();
   const index_t ml = Cl.shape(0), nl = Cl.shape(1), lda = ld_of(Ai), ldb = ld_of(Bi);
@@ -178,7 +164,7 @@ Array<T, 2> matmul(const Array<T, 2>& a, const Array<T, 2>& b, Op op_a, Op op_b,
       else local::copy(local::Array<T, 2>::view(pb, tb ? Index<2>{nl, p.w} : Index<2>{p.w, nl}, d),
                        Bi.slice(tb ? 1 : 0, lb0, lb0 + p.w));
     }
-    order(s, cs);  // packing done, and every earlier GEMM that read buffer j%2
+    cs.wait_for(s);  // packing done, and every earlier GEMM that read buffer j%2
     T* ra = const_cast<T*>(o.a);  // the root sends from it, the others receive into it
     T* rb = const_cast<T*>(o.b);
     if (!a_here && ml > 0) row.broadcast(ra, ra, static_cast<std::size_t>(ml * p.w), dtype_v<T>, p.ca, cs);
@@ -200,8 +186,8 @@ Array<T, 2> matmul(const Array<T, 2>& a, const Array<T, 2>& b, Op op_a, Op op_b,
     gj.accumulate = j > 0;
     detail::gemm_kernel(gj, src[j].a, src[j].b, Cl.data(), s);
   }
-  order(s, a.stream());  // a and b may be overwritten once the product has read them
-  order(s, b.stream());
+  a.stream().wait_for(s);  // a and b may be overwritten once the product has read them
+  b.stream().wait_for(s);
   return C;
 }
 
@@ -221,8 +207,8 @@ Array<T, 3> matmul(const Array<T, 3>& a, const Array<T, 3>& b, Op op_a, Op op_b)
   const Array<T, 3> B = on_layout(b, Layout<3>(g, bs, {0, -1, -1}));
   Array<T, 3> C(Layout<3>(g, {nb, m, n}, {0, -1, -1}), d);
   const Stream& s = Stream::default_for(d);
-  order(A.stream(), s);
-  order(B.stream(), s);
+  s.wait_for(A.stream());
+  s.wait_for(B.stream());
   const auto Ai = A.interior(), Bi = B.interior();
   const auto Cl = C.local();
   const index_t bl = Cl.shape(0);
@@ -235,8 +221,8 @@ Array<T, 3> matmul(const Array<T, 3>& a, const Array<T, 3>& b, Op op_a, Op op_b)
       detail::gemm_kernel(ga, Ai.data(), Bi.data(), Cl.data(), s);
     }
   }
-  order(s, a.stream());
-  order(s, b.stream());
+  a.stream().wait_for(s);
+  b.stream().wait_for(s);
   return C;
 }
 
@@ -255,14 +241,14 @@ Array<T, 1> matvec(const Array<T, 2>& a, const Array<T, 1>& x) {
   const local::Array<T, 1> xs = allgather(x);  // x whole on every rank
   Array<T, 1> y(Layout<1>(g, {m}, {0}), d);
   const Stream& s = Stream::default_for(d);
-  order(A.stream(), s);
+  s.wait_for(A.stream());
   const auto Ai = A.interior();
   const auto yl = y.local();
   const index_t ml = yl.shape(0);
   if (ml > 0 && n == 0) local::fill(yl, T(0));
   if (ml > 0 && n > 0)
     detail::gemm_kernel(GemmArgs{Op::none, Op::none, ml, 1, n, ld_of(Ai), 1, 1}, Ai.data(), xs.data(), yl.data(), s);
-  order(s, a.stream());
+  a.stream().wait_for(s);
   return y;
 }
 

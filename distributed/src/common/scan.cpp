@@ -24,7 +24,7 @@ Array<scan_t<T>, R> scan_along(const Array<T, R>& a, int axis, bool prod, const 
                               " out of range for a " + std::to_string(R) + "-D array",
                           d);
   const Stream& s = Stream::default_for(d);
-  detail::order_streams(a.stream(), s);
+  s.wait_for(a.stream());
   const auto& l = a.layout();
   Array<U, R> out(l.with_halo({}), d);
   const auto o = out.local();
@@ -42,7 +42,7 @@ Array<scan_t<T>, R> scan_along(const Array<T, R>& a, int axis, bool prod, const 
     }
     detail::scan_kernel(from, o.data(), outer, len, inner, prod, s);
   }
-  detail::order_streams(s, a.stream());
+  a.stream().wait_for(s);
   const int g = l.split()[axis];
   if (g < 0 || l.grid().dims()[g] == 1) return out;
 

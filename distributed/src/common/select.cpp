@@ -37,7 +37,7 @@ template <class T, int R>
 local::Array<std::int64_t, 1> count_bins(const Array<T, R>& x, index_t bins, double lo, double hi) {
   const Device d = x.device();
   const Stream& s = Stream::default_for(d);
-  detail::order_streams(x.stream(), s);
+  s.wait_for(x.stream());
   local::Array<std::int64_t, 1> counts({bins}, d);
   if (bins == 0) return counts;
   local::fill(counts, std::int64_t(0));
@@ -150,7 +150,7 @@ template <class T, int R> Array<T, R> where(const Array<bool, R>& c, const Array
   same_blocks(x, c, "where");
   same_blocks(x, y, "where");
   const Stream& s = Stream::default_for(d);
-  for (const Stream* st : {&c.stream(), &x.stream(), &y.stream()}) detail::order_streams(*st, s);
+  for (const Stream* st : {&c.stream(), &x.stream(), &y.stream()}) s.wait_for(*st);
   Array<T, R> out(x.layout().with_halo({}), d);
   const index_t n = out.local().size();
   if (n > 0) detail::select_kernel(dense(c).data(), dense(x).data(), dense(y).data(), n, out.local().data(), s);

@@ -5,20 +5,9 @@
 
 namespace tessera::distributed {
 namespace {
-constexpr std::string_view kTransportNames[] = {"auto", "nccl", "nccl-window", "ipc", "mpi"};
-
 [[maybe_unused]] const bool registered = (config::layer<Settings>("distributed"), true);
 }  // namespace
 
-std::string transport_name(Transport t) {
-  const auto i = static_cast<std::size_t>(t);
-  return i < std::size(kTransportNames) ? std::string(kTransportNames[i]) : "?";
-}
-std::optional<Transport> transport_from_name(std::string_view name) {
-  for (std::size_t i = 0; i < std::size(kTransportNames); ++i)
-    if (kTransportNames[i] == name) return static_cast<Transport>(i);
-  return std::nullopt;
-}
 
 std::vector<config::Variable> Settings::variables() {
   return {
@@ -50,7 +39,7 @@ Settings Settings::parse(const config::Lookup& get) {
       static_cast<int>(config::parse_int(get, "TESSERA_COPY_BLOCKS_PER_SM", s.copy_blocks_per_sm, 1, "an integer >= 1"));
   s.copy_engine = config::parse_bool(get, "TESSERA_COPY_ENGINE", s.copy_engine);
   s.transport = static_cast<Transport>(
-      config::parse_choice(get, "TESSERA_TRANSPORT", kTransportNames, static_cast<int>(s.transport)));
+      config::parse_choice(get, "TESSERA_TRANSPORT", comm::transport_names, static_cast<int>(s.transport)));
   return s;
 }
 

@@ -16,7 +16,6 @@
 
 namespace tessera::distributed {
 namespace {
-using detail::order_streams;
 using local::Array;  // (local arrays below; distributed ones spelled out)
 template <class T> using DArray = distributed::Array<T, 1>;
 
@@ -52,7 +51,7 @@ std::pair<DArray<T>, DArray<index_t>> sample_sort(const DArray<T>& a, bool with_
   const Layout<1> balanced(g, a.global_shape(), {0});
   const DArray<T> in = a.layout().same_blocks(balanced) ? a : redistribute(a, balanced);
   const Stream& s = Stream::default_for(d);
-  order_streams(in.stream(), s);
+  s.wait_for(in.stream());
   const index_t n = a.global_size(), nl = balanced.local_shape()[0], lo = balanced.local_box().lo[0];
   const int p = g.size(), me = g.rank();
 
@@ -62,7 +61,7 @@ std::pair<DArray<T>, DArray<index_t>> sample_sort(const DArray<T>& a, bool with_
   Array<index_t, 1> idx(with_index ? Index<1>{nl} : Index<1>{0}, d);
   if (with_index && nl > 0) local::detail::iota(idx, static_cast<double>(lo), 1.0);
   auto local_sorted = sort_block(direct ? in.interior().data() : nullptr, keys, idx, with_index, s);
-  order_streams(s, a.stream());
+  a.stream().wait_for(s);
   auto result = [&](const Layout<1>& l, const Sorted<T>& v) -> std::pair<DArray<T>, DArray<index_t>> {
     if (with_index) return {DArray<T>(), DArray<index_t>::wrap(l, v.idx)};
     return {DArray<T>::wrap(l, v.keys), DArray<index_t>()};

@@ -2,14 +2,12 @@
 // picks and caches one per (group, device, kind) in the current Context.
 #include <algorithm>
 #include <cstdint>
-#include <map>
-#include <mutex>
 #include <string>
 #include <tuple>
 
 #include "../detail/transport.hpp"
 #include "tessera/distributed/exchange.hpp"
-#include "tessera/local/context.hpp"
+#include "tessera/local/context_cache.hpp"
 #include "tessera/local/error.hpp"
 
 namespace tessera::distributed::detail {
@@ -30,8 +28,7 @@ class GroupTransport final : public ExchangeTransport {
   GroupTransport(comm::ProcessGroup g, Device d) : g_(std::move(g)), d_(d) {}
   std::string name() const override {
     if (d_.is_host()) return "mpi";
-    const auto t = g_.device_transport(d_);
-    return t == comm::DeviceTransport::nccl ? "nccl" : "mpi (" + comm::transport_name(t) + ")";
+    return g_.device_transport_str(d_);
   }
   void prepare() override { g_.prepare(d_); }
   void step(int, const std::vector<Message>& sends, const std::vector<Message>& recvs, DType t,
@@ -120,16 +117,34 @@ class NcclWindowTransport final : public ExchangeTransport {
   std::vector<bool> dense_;
 };
 
-struct Registry {
-  std::mutex mu;
-  std::map<std::tuple<long long, std::string, int>, std::unique_ptr<ExchangeTransport>> made;
-};
+// The transports made, by the group's communicator (Fortran handle), the device and the kind.
+struct TransportTag;
+using TransportCache = ContextCache<TransportTag, std::tuple<long long, std::string, int>, ExchangeTransport>;
+
+// A transport of kind t over g on d (collective: every rank of g makes the same kind).
+std::shared_ptr<ExchangeTransport> make_transport(const comm::ProcessGroup& g, Device d, Transport t) {
+  std::shared_ptr<ExchangeTransport> made;
+  switch (t) {
+    case Transport::mpi: made = std::make_shared<GroupTransport>(g.mpi_only(), d); break;
+    case Transport::ipc:
+      made = make_ipc_transport(g, d);
+      if (!made) made = std::make_shared<GroupTransport>(g, d);  // several nodes: the group's own
+      break;
+    case Transport::nccl_window:  // where the group cannot use NCCL windows (ranks share a GPU, NCCL < 2.27): its own
+      if (g.has_symmetric_windows(d)) made = std::make_shared<NcclWindowTransport>(g, d);
+      else made = std::make_shared<GroupTransport>(g, d);
+      break;
+    default: made = std::make_shared<GroupTransport>(g, d); break;
+  }
+  made->prepare();
+  return made;
+}
 
 }  // namespace
 
 Transport automatic_transport(const comm::ProcessGroup& g, Device d, std::size_t global_bytes) {
   if (d.is_host() || g.size() < 2 || g.local_size() != g.size()) return Transport::nccl;
-  if (g.device_transport(d) != comm::DeviceTransport::nccl) return Transport::nccl;  // ranks share a GPU
+  if (g.device_transport(d) != Transport::nccl) return Transport::nccl;  // ranks share a GPU
   const auto p = static_cast<std::size_t>(g.size());
   if (global_bytes / (p * p) < auto_min_pair_bytes) return Transport::nccl;
   if (p == 2) return Transport::ipc;
@@ -138,28 +153,9 @@ Transport automatic_transport(const comm::ProcessGroup& g, Device d, std::size_t
 
 ExchangeTransport& exchange_transport(const comm::ProcessGroup& g, Device d, Transport t) {
   if (d.is_host() || t == Transport::automatic) t = Transport::nccl;  // host buffers: MPI anyway
-  auto& reg = Context::current().resource<Registry>([] { return std::make_shared<Registry>(); });
   const auto key = std::make_tuple(static_cast<long long>(MPI_Comm_c2f(g.mpi_comm())), d.str(), static_cast<int>(t));
-  {
-    std::lock_guard<std::mutex> lock(reg.mu);
-    if (auto it = reg.made.find(key); it != reg.made.end()) return *it->second;
-  }
-  std::unique_ptr<ExchangeTransport> made;  // collective: every rank of g makes the same kind
-  switch (t) {
-    case Transport::mpi: made = std::make_unique<GroupTransport>(g.mpi_only(), d); break;
-    case Transport::ipc:
-      made = make_ipc_transport(g, d);
-      if (!made) made = std::make_unique<GroupTransport>(g, d);  // several nodes: the group's own
-      break;
-    case Transport::nccl_window:  // where the group cannot use NCCL windows (ranks share a GPU, NCCL < 2.27): its own
-      if (g.has_symmetric_windows(d)) made = std::make_unique<NcclWindowTransport>(g, d);
-      else made = std::make_unique<GroupTransport>(g, d);
-      break;
-    default: made = std::make_unique<GroupTransport>(g, d); break;
-  }
-  made->prepare();
-  std::lock_guard<std::mutex> lock(reg.mu);
-  return *reg.made.try_emplace(key, std::move(made)).first->second;
+  // The Context holds every transport made until it ends: the reference stays valid that long.
+  return *TransportCache::current().get(key, [&] { return make_transport(g, d, t); });
 }
 
 }  // namespace tessera::distributed::detail

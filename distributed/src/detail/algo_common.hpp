@@ -1,12 +1,10 @@
-// Internal helpers shared by the algorithms (linalg.cpp, sort.cpp, scan.cpp).
+// Internal helpers shared by the algorithms (linalg.cpp, sort.cpp, scan.cpp); streams order
+// themselves with Stream::wait_for.
 #pragma once
 #include "tessera/distributed/grid.hpp"
 #include "tessera/local/stream.hpp"
 
 namespace tessera::distributed::detail {
-
-/// Makes `consumer` wait, on the device, for the work queued so far on `producer`.
-void order_streams(const Stream& producer, const Stream& consumer);
 
 /// A grid of `ndims` axes over g's group: g itself if it has that many axes, else a balanced one
 /// made once per (group, ndims) and kept in the current Context (grids own communicators: not one

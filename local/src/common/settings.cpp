@@ -37,7 +37,6 @@ std::string default_kernel_cache_dir(const Lookup& get) {
 }  // namespace
 
 namespace detail {
-std::optional<std::string> environment_value(std::string_view name) { return config::environment_value(name); }
 int launcher_rank() noexcept {
   try {
     return rank_from(config::environment_value);

@@ -72,6 +72,13 @@ Stream& Stream::default_for(Device d) { return Context::current().stream(d, Stre
 
 void Stream::synchronize() const { rt(device_).stream_synchronize(device_.index(), handle_); }
 
+void Stream::wait_for(const Stream& other) const {
+  if (&other == this || other.device_.is_host() || (other.device_ == device_ && other.handle_ == handle_)) return;
+  Event e(other.device_);
+  e.record(other);
+  e.wait_on(*this);
+}
+
 Event::Event(Device d) : device_(d) {
   check_device_usable(d);
   handle_ = rt(d).event_create(d.index());

@@ -4,11 +4,9 @@
 #include <cuda_runtime_api.h>
 #include <nvrtc.h>
 
-#include <map>
-#include <mutex>
 #include <sstream>
 
-#include "tessera/local/context.hpp"
+#include "tessera/local/context_cache.hpp"
 #include "tessera/local/cuda_check.hpp"
 #include "tessera/local/expr/tree.hpp"  // detail::multiprocessor_count
 #include "tessera/local/jit/compiler.hpp"
@@ -81,15 +79,24 @@ std::vector<char> compile_cubin(const std::string& source, const std::string& na
 }
 
 namespace {
-// The kernels loaded in one context, per device and key; unloaded with the context.
-struct Loaded {
-  std::mutex mu;
-  std::map<std::pair<int, std::string>, std::pair<cudaLibrary_t, cudaKernel_t>> kernels;
-  ~Loaded() {
-    for (auto& [key, lk] : kernels) (void)cudaLibraryUnload(lk.first);
+// A kernel loaded from its cubin; unloaded with the context that keeps it.
+struct LoadedKernel {
+  cudaLibrary_t library = nullptr;
+  cudaKernel_t kernel = nullptr;
+  LoadedKernel(const std::vector<char>& image, const std::string& name) {
+    TESSERA_CHECK_CUDA(cudaLibraryLoadData(&library, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
+    if (const cudaError_t e = cudaLibraryGetKernel(&kernel, library, name.c_str()); e != cudaSuccess) {
+      (void)cudaLibraryUnload(library);  // the destructor does not run for a throwing constructor
+      TESSERA_CHECK_CUDA(e);
+    }
   }
+  LoadedKernel(const LoadedKernel&) = delete;
+  LoadedKernel& operator=(const LoadedKernel&) = delete;
+  ~LoadedKernel() { (void)cudaLibraryUnload(library); }
 };
-Loaded& loaded() { return Context::current().resource<Loaded>([] { return std::make_shared<Loaded>(); }); }
+// The kernels loaded in one context, per device and key.
+struct LoadedTag;
+using Loaded = ContextCache<LoadedTag, std::pair<int, std::string>, const LoadedKernel>;
 
 int arch_of(int device) {
   int major = 0, minor = 0;
@@ -108,20 +115,14 @@ std::string kernel_name(const std::string& key) {
 // The kernel `name` for memory-cache key `kernel_key` on `device`, its cubin from `image()` on a miss.
 cudaKernel_t kernel_for(const std::string& kernel_key, const std::string& name, int device, Origin& origin,
                         const std::function<std::vector<char>(int arch)>& image_for) {
-  Loaded& L = loaded();
+  Loaded& loaded = Loaded::current();
   const auto key = std::make_pair(device, kernel_key);
-  std::lock_guard<std::mutex> lock(L.mu);
-  if (auto it = L.kernels.find(key); it != L.kernels.end()) {
+  if (const auto hit = loaded.find(key)) {
     origin = Origin::memory;
-    return it->second.second;
+    return hit->kernel;
   }
-  const auto image = image_for(arch_of(device));
-  cudaLibrary_t lib;
-  TESSERA_CHECK_CUDA(cudaLibraryLoadData(&lib, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
-  cudaKernel_t fn;
-  TESSERA_CHECK_CUDA(cudaLibraryGetKernel(&fn, lib, name.c_str()));
-  L.kernels.emplace(key, std::make_pair(lib, fn));
-  return fn;
+  // Compiled and loaded outside the cache's lock; where two threads miss at once, one load wins.
+  return loaded.get(key, [&] { return std::make_shared<const LoadedKernel>(image_for(arch_of(device)), name); })->kernel;
 }
 
 struct Dims {

@@ -30,6 +30,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "tessera/comm/transport.hpp"
 #include "tessera/local/array.hpp"
 #include "tessera/local/dtype.hpp"
 #include "tessera/local/stream.hpp"
@@ -41,10 +42,6 @@ enum class ReduceOp { sum, prod, min, max };
 /// "sum", "prod", "min" or "max".
 std::string reduce_op_name(ReduceOp op);
 
-/// The transport a group uses for device buffers.
-enum class DeviceTransport { nccl, cuda_aware_mpi, staged_mpi };
-/// "nccl", "cuda_aware_mpi" or "staged_mpi".
-std::string transport_name(DeviceTransport t);
 
 /// Per-rank counts or displacements, in elements.
 using Counts = std::span<const std::size_t>;
@@ -148,8 +145,14 @@ class ProcessGroup {
   /// transport and makes the NCCL communicator, so that later collectives, in any order and on
   /// any subset of ranks (grouped sends and receives), need no setup. Idempotent; free on host.
   void prepare(const Device& d) const;
-  /// How device buffers travel in this group (decided on the first device collective, or now).
-  DeviceTransport device_transport(const Device& d) const;
+  /// How device buffers travel in this group: Transport::nccl or Transport::mpi (decided on the
+  /// first device collective, or now; collective then).
+  Transport device_transport(const Device& d) const;
+  /// With Transport::mpi: whether device buffers are staged through pinned host memory (the MPI is
+  /// not CUDA-aware on every rank) rather than handed to MPI as they are.
+  bool stages_device_buffers(const Device& d) const;
+  /// "nccl", "mpi (cuda-aware)" or "mpi (staged)".
+  std::string device_transport_str(const Device& d) const;
   /// Waits for the stream under the group's deadline; throws CommError if the group failed.
   void synchronize(const Stream& s) const;
   /// True after a timeout or a communicator error; the reason names the operation.

@@ -3,8 +3,9 @@
 // row-copy packing). A new distributed operation that moves blocks between ranks describes both
 // sides as one box per rank in common coordinates and calls exchange().
 //
-// Plan: each rank intersects its source box with every destination box (ranks that hold identical
-// source boxes share the senders, so each element travels once). Pack: a piece that is not
+// Plan (plan_exchange, cached in the Context): each rank intersects its source box with every
+// destination box (ranks that hold identical source boxes share the senders, so each element
+// travels once). Run (run(plan, ...)): pack: a piece that is not
 // contiguous where it lies goes through a staging buffer (one row-copy kernel per part), unless
 // the transport sends rows at a pitch (ipc: 2-D copies) and its rows are 64 KiB or longer. Transfer,
 // on the Context's transfer stream, by the transport of ExchangeOptions::transport (default
@@ -22,6 +23,7 @@
 // chunk k+1 travels. Nothing synchronizes the host.
 #pragma once
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -30,6 +32,7 @@
 #include "tessera/comm/process_group.hpp"
 #include "tessera/distributed/layout.hpp"
 #include "tessera/local/array.hpp"
+#include "tessera/local/context_cache.hpp"
 #include "tessera/local/settings.hpp"
 #include "tessera/local/stream.hpp"
 
@@ -78,16 +81,51 @@ struct ExchangeOptions {
   std::optional<Transport> transport;          ///< how device blocks travel; unset: settings().transport
 };
 
-/// The transport that exchanges over `g` on `d` with `t` actually use ("nccl", "mpi (staged_mpi)",
+/// The transport that exchanges over `g` on `d` with `t` actually use ("nccl", "mpi (staged)",
 /// "ipc", ...): ipc resolves to the group's own across nodes; auto names the group's own and, where
 /// one GPU per rank on one node, what large exchanges use ("nccl; ipc from 1 MiB per pair of
 /// ranks": ipc on 2 ranks, nccl-window on more; see docs/performance/collectives-and-exchange.md).
 /// Collective on first use.
 std::string exchange_transport_name(const comm::ProcessGroup& g, Device d, Transport t);
 
-/// Moves src to dst (collective over g: every rank calls it with the same boxes). `user` is the
-/// stream the source was written on; results are ordered on d's default stream, and `user` waits
-/// for the exchange to have read the source.
+/// A piece this rank sends to or receives from `peer`, cut into the parts that travel one per step
+/// (along its first axis longer than 1, so that parts of a contiguous piece stay contiguous).
+template <int R>
+struct ExchangePiece {
+  int peer;
+  std::vector<Box<R>> parts;
+};
+
+/// What an exchange moves where, on this rank, worked out from both sides' boxes: the pieces it
+/// sends and receives, the part it keeps, the steps, the transport. plan_exchange keeps plans in
+/// the current Context, by group, device, element size, both sides' boxes, chunking and transport,
+/// so that an operation repeated on the same layouts plans once.
+template <int R>
+struct ExchangePlan {
+  std::vector<ExchangePiece<R>> sends, recvs;
+  std::optional<Box<R>> self;  ///< the part of this rank's source box it keeps
+  int hooks = 0, sinks = 0;    ///< producer / consumer steps (ExchangeChunking)
+  int steps = 0;
+  Transport transport = Transport::nccl;
+  /// "exchange plan: 3 sends, 3 receives (24 parts in 8 steps), keeps [0:64, 0:64], transport ipc".
+  std::string str() const;
+};
+/// The plan of exchange(g, src, dst, ..., d, options), from the Context's cache or made now
+/// (made from the boxes alone: no communication). Every rank must call it with the same boxes.
+template <class T, int R>
+std::shared_ptr<const ExchangePlan<R>> plan_exchange(const comm::ProcessGroup& g, const ExchangeSide<T, R>& src,
+                                                     const ExchangeSide<T, R>& dst, Device d,
+                                                     const ExchangeOptions& options = {});
+/// The hits, misses and entries of the current Context's exchange plans of rank R.
+template <int R>
+CacheStats exchange_plan_cache_stats();
+/// Runs a plan made by plan_exchange with the same group, sides' boxes, device and options
+/// (collective over g). `user` is the stream the source was written on; results are ordered on d's
+/// default stream, and `user` waits for the exchange to have read the source.
+template <class T, int R>
+void run(const ExchangePlan<R>& plan, const comm::ProcessGroup& g, const ExchangeSide<T, R>& src,
+         const ExchangeSide<T, R>& dst, const Stream& user, Device d, const ExchangeOptions& options = {});
+/// Moves src to dst: run(*plan_exchange(g, src, dst, d, options), ...) (collective over g).
 template <class T, int R>
 void exchange(const comm::ProcessGroup& g, const ExchangeSide<T, R>& src, const ExchangeSide<T, R>& dst,
               const Stream& user, Device d, const ExchangeOptions& options = {});

@@ -71,14 +71,6 @@ bool contributes(const Layout<R>& l) {
   return true;
 }
 
-// Makes `consumer` wait, on the device, for the work queued so far on `producer`.
-inline void order(const Stream& producer, const Stream& consumer) {
-  if (&producer == &consumer) return;
-  Event e(producer.device());
-  e.record(producer);
-  e.wait_on(consumer);
-}
-
 inline std::string where(const char* fn) { return std::string("distributed::") + fn; }
 
 template <int R>
@@ -143,7 +135,7 @@ index_t arg_reduce_all(const Array<T, R>& a, const char* fn) {
   const auto agreed = check_call<T, R>(fn, a.layout(), d);
   const Stream& s = Stream::default_for(d);
   const auto& l = a.layout();
-  order(a.stream(), s);
+  s.wait_for(a.stream());
   check_nonempty(Op, l, l.global_size(), fn, d);
   const auto in = a.interior();
   local::Array<T, 1> val({1}, d);
@@ -197,7 +189,7 @@ Array<red_t<T, Op>, R> reduce_along(const Array<T, R>& a, int axis, const char* 
     throw InvalidArgument(where(fn) + ": axis " + std::to_string(axis) + " out of range for rank " + std::to_string(R), d);
   const Stream& s = Stream::default_for(d);
   const auto& l = a.layout();
-  order(a.stream(), s);
+  s.wait_for(a.stream());
   check_nonempty(Op, l, l.global_shape()[axis], fn, d);
   Array<Res, R> out(reduced_layout(l, axis), d);
   const auto in = a.interior();
@@ -255,7 +247,7 @@ Array<red_t<T, Op>, R> reduce_along(const Array<T, R>& a, int axis, const char* 
 /// NAME(a) -> the same host scalar on every rank; NAME(a, axis) -> an array, that axis of extent 1.
 #define TESSERA_DIST_REDUCTION(NAME, OP)                                                                 \
   template <class T, int R> auto NAME(const Array<T, R>& a) {                                           \
-    detail::order(a.stream(), Stream::default_for(a.device()));                                          \
+    Stream::default_for(a.device()).wait_for(a.stream());                                          \
     return detail::reduce_all<OP>(a.interior(), a.layout(), #NAME);                                      \
   }                                                                                                      \
   template <class T, int R> auto NAME(const Array<T, R>& a, int axis) { return detail::reduce_along<OP>(a, axis, #NAME); }
@@ -269,7 +261,7 @@ TESSERA_DIST_REDUCTION(all, local::ReduceOp::all)
 
 /// sum of |x|^2 (real), and its square root.
 template <class T, int R> local::real_t<T> sum_squares(const Array<T, R>& a) {
-  detail::order(a.stream(), Stream::default_for(a.device()));
+  Stream::default_for(a.device()).wait_for(a.stream());
   return detail::reduce_all<local::ReduceOp::sumsq>(a.interior(), a.layout(), "sum_squares");
 }
 template <class T, int R> local::real_t<T> norm2(const Array<T, R>& a) { return std::sqrt(sum_squares(a)); }
@@ -323,8 +315,8 @@ template <class T, int R> local::sum_t<T> dot(const Array<T, R>& a, const Array<
     throw LayoutMismatch("layout mismatch in distributed::dot: " + a.layout().str() + " vs " + b.layout().str() +
                          " (redistribute one first)");
   const Stream& s = Stream::default_for(a.device());
-  detail::order(a.stream(), s);
-  detail::order(b.stream(), s);
+  s.wait_for(a.stream());
+  s.wait_for(b.stream());
   local::Array<T, R> ab(a.interior().shape(), a.device());
   local::mul(ab, a.interior(), b.interior());
   return detail::reduce_all<local::ReduceOp::sum>(ab, a.layout(), "dot");

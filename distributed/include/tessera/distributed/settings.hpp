@@ -8,19 +8,16 @@
 #include <string_view>
 #include <vector>
 
+#include "tessera/comm/transport.hpp"
 #include "tessera/local/config.hpp"
 
 namespace tessera::distributed {
 
 /// How the exchange engine moves device blocks between ranks (TESSERA_TRANSPORT, or per call
-/// ExchangeOptions::transport): automatic (by size and placement), the group's NCCL, NCCL
-/// symmetric windows, CUDA IPC with copy engines within a node, or the group's MPI path
-/// (comm::DeviceTransport says which: CUDA-aware or staged). Host buffers always use MPI.
-enum class Transport { automatic, nccl, nccl_window, ipc, mpi };
-/// "auto", "nccl", "nccl-window", "ipc" or "mpi".
-std::string transport_name(Transport t);
-/// The transport of that name; nothing for an unknown one.
-std::optional<Transport> transport_from_name(std::string_view name);
+/// ExchangeOptions::transport): comm's one vocabulary (tessera/comm/transport.hpp).
+using comm::Transport;
+using comm::transport_from_name;
+using comm::transport_name;
 
 struct Settings {
   // TESSERA_CHECK=1: consistency mode (every distributed call is checked across ranks first).

@@ -5,9 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
-#include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "tessera/local/config.hpp"
@@ -68,8 +66,6 @@ const Settings& settings();
 void set_settings(const Settings& s);
 
 namespace detail {
-// The value of an environment variable, for code that must save and restore one (tests).
-std::optional<std::string> environment_value(std::string_view name);
 // The launcher's rank without validating anything else (error messages use it; never throws).
 int launcher_rank() noexcept;
 }  // namespace detail

@@ -36,6 +36,10 @@ class Stream {
   void* native() const noexcept { return handle_; }
   /// Blocks the host until all work queued on the stream has finished.
   void synchronize() const;
+  /// Makes this stream wait, on the device and without blocking the host, for the work queued so
+  /// far on `other` (nothing when they are one stream or `other` is a host stream, which is always
+  /// idle; a host stream waiting for a GPU stream blocks until that work is done).
+  void wait_for(const Stream& other) const;
 
  private:
   Stream(Device d, void* handle, bool owned) : device_(d), handle_(handle), owned_(owned) {}

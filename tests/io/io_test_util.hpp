@@ -17,7 +17,7 @@
 
 #include "../device_test.hpp"
 #include "detail/zarr_codecs.hpp"  // private (distributed/io/src): the codecs, to forge old stores
-#include "dist_test_util.hpp"
+#include "../distributed/dist_test_util.hpp"
 #include "tessera/distributed/array.hpp"
 #include "tessera/io/error.hpp"
 #include "tessera/local/basic_ops.hpp"

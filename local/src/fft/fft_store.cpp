@@ -2,8 +2,8 @@
 // GPU fallback's reference): the same factor as the cuFFT callbacks (detail/fft_store.hpp).
 #include <complex>
 
-#include "../detail/fft_dims.hpp"
-#include "../detail/fft_store_params.hpp"
+#include "fft_dims.hpp"
+#include "fft_store_params.hpp"
 
 namespace tessera::local::fft::detail {
 namespace {

@@ -1,18 +1,18 @@
 // FFT plans: descriptor validation, the plan object and its cache (backend-neutral). The
 // backends: FFTW3 in src/host/fft_fftw.cpp, cuFFT in src/cuda/fft_cufft.cpp.
 #include "tessera/local/fft_plan.hpp"
+#include "tessera/local/context_cache.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <mutex>
 #include <sstream>
 #include <unordered_map>
 #include <utility>
 
-#include "../detail/fft_dims.hpp"
+#include "fft_dims.hpp"
 #include "tessera/local/context.hpp"
 #include "tessera/local/error.hpp"
 #include "tessera/local/memory.hpp"
@@ -247,41 +247,18 @@ void Plan::execute(const void* in, void* out, Direction dir) const {
 
 namespace {
 // The current context's plans: they end with it (before the CUDA driver and MPI do).
-struct Cache {
-  std::mutex mu;
-  std::unordered_map<PlanDesc, std::shared_ptr<const Plan>> plans;
-};
-Cache& cache() {
-  return Context::current().resource<Cache>([] { return std::make_shared<Cache>(); });
-}
+struct PlanTag;
+using PlanCache = ContextCache<PlanTag, PlanDesc, const Plan, 0, std::hash<PlanDesc>>;
 }  // namespace
 
 std::shared_ptr<const Plan> get_plan(const PlanDesc& desc) {
   const PlanDesc key = normalize(desc);
-  Cache& c = cache();
-  {
-    std::lock_guard<std::mutex> lock(c.mu);
-    if (auto it = c.plans.find(key); it != c.plans.end()) return it->second;
-  }
-  // Plan outside the lock so that slow planning does not block lookups; a racing thread's plan
-  // for the same key wins and this one is dropped.
-  auto plan = std::make_shared<const Plan>(key);
-  std::lock_guard<std::mutex> lock(c.mu);
-  return c.plans.try_emplace(key, std::move(plan)).first->second;
+  return PlanCache::current().get(key, [&] { return std::make_shared<const Plan>(key); });
 }
 
-std::size_t plan_cache_size() {
-  std::lock_guard<std::mutex> lock(cache().mu);
-  return cache().plans.size();
-}
+std::size_t plan_cache_size() { return PlanCache::current().size(); }
 
-void clear_plan_cache() {
-  std::unordered_map<PlanDesc, std::shared_ptr<const Plan>> old;
-  {
-    std::lock_guard<std::mutex> lock(cache().mu);
-    old.swap(cache().plans);
-  }  // plans are destroyed here, outside the lock
-}
+void clear_plan_cache() { PlanCache::current().clear(); }
 
 }  // namespace tessera::local::fft
 

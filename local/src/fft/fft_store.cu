@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "../detail/fft_store_cuda.hpp"
+#include "fft_store_cuda.hpp"
 #include "tessera/local/cuda_check.hpp"
 
 namespace tessera::local::fft::detail {

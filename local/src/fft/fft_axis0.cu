@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "../detail/fft_axis0.hpp"
-#include "../detail/fft_axis0_cuda.hpp"
+#include "fft_axis0.hpp"
+#include "fft_axis0_cuda.hpp"
 #include "tessera/local/cuda_check.hpp"
 #include "tessera/local/error.hpp"
 

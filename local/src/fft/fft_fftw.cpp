@@ -6,7 +6,7 @@
 #include <mutex>
 #include <utility>
 
-#include "../detail/fft_dims.hpp"
+#include "fft_dims.hpp"
 #include "tessera/local/error.hpp"
 #include "tessera/local/fft_plan.hpp"
 #include "tessera/local/memory.hpp"

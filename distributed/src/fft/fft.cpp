@@ -10,8 +10,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
-#include <map>
-#include <mutex>
 #include <numbers>
 #include <optional>
 #include <string>
@@ -19,9 +17,10 @@
 
 #include "../detail/kernels.hpp"
 #include "fft1d.hpp"
+#include "stages.hpp"
 #include "tessera/distributed/consistency.hpp"
 #include "tessera/distributed/exchange.hpp"
-#include "tessera/local/context.hpp"
+#include "tessera/local/context_cache.hpp"
 #include "tessera/local/element_types.hpp"
 #include "tessera/local/settings.hpp"
 #include "tessera/distributed/redistribute.hpp"
@@ -42,13 +41,44 @@ index_t prod(const Index<R>& m, int from, int to) {  // m[from..to), 1 when empt
   return p;
 }
 
-// One local FFT pass: axes [s0, s1] of row-major blocks (`mi`/`mo` the input/output block
-// shapes, equal but on the last axis of r2c/c2r; `m` the logical sizes), restricted to
-// [a, b) along axis c (c < 0: everything). Plans come from the local cache.
+// What a local FFT pass does: its kind and direction, whether it must keep its input, and what
+// its stores are multiplied by (normalization, a spectral factor; null: nothing).
+struct Transform {
+  lf::Kind kind = lf::Kind::c2c;
+  lf::Direction dir = lf::Direction::forward;
+  bool preserve_input = false;
+  const lf::StoreMultiply* multiply = nullptr;
+};
+// The part of a block a pass covers: [begin, end) along `axis` (axis < 0: all of it).
+struct Restriction {
+  int axis = -1;
+  index_t begin = 0, end = 0;
+};
+// One local FFT pass over row-major blocks: axes [first_axis, last_axis] of the logical sizes
+// `logical`; the input and output blocks have the shapes `in_block`/`out_block` (equal but on the
+// last axis of r2c/c2r).
 template <class I, class O, int R>
-void local_pass(const I* in, O* out, const Index<R>& mi, const Index<R>& mo, const Index<R>& m, int s0, int s1, int c,
-                index_t a, index_t b, lf::Kind kind, lf::Direction dir, bool preserve, Device d, const Stream& st,
-                const lf::StoreMultiply* mult) {
+struct LocalPass {
+  const I* in;
+  O* out;
+  Index<R> in_block, out_block, logical;
+  int first_axis, last_axis;
+  Restriction part;
+  Transform transform;
+};
+
+// Runs a local pass on d's stream st; plans come from the local cache.
+template <class I, class O, int R>
+void local_pass(const LocalPass<I, O, R>& lp, Device d, const Stream& st) {
+  const I* in = lp.in;
+  O* out = lp.out;
+  const Index<R>&mi = lp.in_block, &mo = lp.out_block, &m = lp.logical;
+  const int s0 = lp.first_axis, s1 = lp.last_axis;
+  int c = lp.part.axis;
+  const index_t a = lp.part.begin, b = lp.part.end;
+  const lf::Kind kind = lp.transform.kind;
+  const lf::Direction dir = lp.transform.dir;
+  const lf::StoreMultiply* mult = lp.transform.multiply;
   if (local::shape_size(m) == 0 || (c >= 0 && a >= b)) return;
   lf::PlanDesc p;
   p.device = d;
@@ -57,7 +87,7 @@ void local_pass(const I* in, O* out, const Index<R>& mi, const Index<R>& mo, con
   p.rank = s1 - s0 + 1;
   for (int k = 0; k < p.rank; ++k) p.n[k] = m[s0 + k];
   p.in_place = static_cast<const void*>(in) == static_cast<const void*>(out);
-  p.preserve_input = preserve;
+  p.preserve_input = lp.transform.preserve_input;
   p.store_multiply = mult != nullptr;
   p.store_spectral = mult && mult->spectral != lf::StoreMultiply::Spectral::none;
   if (mult && !p.store_spectral) p.store_scale = mult->scale;  // a plan per scale: no load per store
@@ -143,24 +173,16 @@ struct detail::Engine {
   Engine(const Layout<R>& l, Device d, Options o) : in(l), first(l), result(l), dev(d), opt(o) {
     n = l.global_shape();
     const int P = l.grid().size();
-    for (int a = 0; a < R; ++a)
-      if (n[a] < 1) throw InvalidArgument("fft: global shape " + Layout<R>::idx_str(n) + " has an empty axis", d);
+    const StagePlan plan = make_stages(std::vector<index_t>(n.begin(), n.end()), P, o.decomposition, d);
+    decomp = plan.decomposition;
     Index<R> nc = n;
     if (real_input) nc[R - 1] = n[R - 1] / 2 + 1;
-    Decomposition want = o.decomposition;
-    if (want == Decomposition::pencil && R != 3)
-      throw InvalidArgument("fft: a pencil decomposition needs a 3-D array, not " + std::to_string(R) + "-D", d);
-    if ((want == Decomposition::four_step || want == Decomposition::bluestein) && R != 1)
-      throw InvalidArgument(std::string("fft: the ") + decomposition_name(want) + " decomposition is for 1-D arrays, not " +
-                                std::to_string(R) + "-D",
-                            d);
-    if (want == Decomposition::automatic) want = (R == 3 && P > n[0]) ? Decomposition::pencil : Decomposition::slab;
-    decomp = R == 1 ? Decomposition::slab : want;  // one rank: a local transform
     if constexpr (R == 1) {
-      if (P > 1) {  // the four-step / Bluestein transform of fft1d.hpp
+      if (plan.stages.empty()) {  // over several ranks: the four-step / Bluestein transform of fft1d.hpp
         line = std::make_unique<Line<In>>(l, d, o.same_layout_output, depth(local::shape_size(n), 1));
         decomp = line->bluestein() ? Decomposition::bluestein : Decomposition::four_step;
-        if (want != decomp && want != Decomposition::slab)
+        const Decomposition want = o.decomposition;
+        if (want != Decomposition::automatic && want != decomp && want != Decomposition::slab)
           throw InvalidArgument(std::string("fft: a 1-D length ") + std::to_string(n[0]) + " over " + std::to_string(P) +
                                     " ranks runs " + line->method() + ", not the requested " + decomposition_name(want),
                                 d);
@@ -170,29 +192,20 @@ struct detail::Engine {
         return;
       }
     }
-    using Split = typename Layout<R>::Split;
-    auto split = [](std::initializer_list<int> s) {
-      Split sp;
-      sp.fill(-1);
-      int a = 0;
-      for (int v : s)
-        if (a < R) sp[a++] = v;  // longer lists belong to branches that R excludes
-      return sp;
-    };
-    if (P == 1 || R == 1) {
-      stages.push_back({Layout<R>(l.grid(), nc, split({})), 0, R - 1});
-    } else if (decomp == Decomposition::slab) {
-      const ProcessGrid g = l.grid().ndims() == 1 ? l.grid() : ProcessGrid(l.grid().group());
-      stages.push_back({Layout<R>(g, nc, split({0})), 1, R - 1});
-      stages.push_back({Layout<R>(g, nc, split({-1, 0})), 0, 0});
-    } else {
-      const ProcessGrid g = l.grid().ndims() == 2 ? l.grid() : ProcessGrid::balanced(l.grid().group(), 2);
-      stages.push_back({Layout<R>(g, nc, split({0, 1, -1})), 2, 2});
-      stages.push_back({Layout<R>(g, nc, split({0, -1, 1})), 1, 1});
-      stages.push_back({Layout<R>(g, nc, split({-1, 0, 1})), 0, 0});
-    }
+    for (const StageShape& st : plan.stages) stages.push_back({layout_of(st, l.grid(), nc), st.first_axis, st.last_axis});
     first = Layout<R>(stages[0].layout.grid(), n, stages[0].layout.split());
     result = o.same_layout_output ? caller_blocks(nc) : last_stage();
+  }
+
+  // A stage's layout on the complex shape `nc`: the caller's grid where it has the stage's number
+  // of axes, else one made over the caller's group (a line, or a balanced 2-D grid).
+  static Layout<R> layout_of(const StageShape& st, const ProcessGrid& caller, const Index<R>& nc) {
+    typename Layout<R>::Split split;
+    for (int a = 0; a < R; ++a) split[a] = st.split[a];
+    if (st.grid_axes == 0) return Layout<R>(caller, nc, split);
+    if (caller.ndims() == st.grid_axes) return Layout<R>(caller, nc, split);
+    const ProcessGrid g = st.grid_axes == 1 ? ProcessGrid(caller.group()) : ProcessGrid::balanced(caller.group(), 2);
+    return Layout<R>(g, nc, split);
   }
 
   // The caller's grid, splits and blocks on global shape `shape` (an axis whose length differs,
@@ -263,42 +276,37 @@ struct detail::Engine {
                             dev);
       const bool direct = x.layout().same_blocks(l) && x.interior().is_contiguous();
       local::Array<T, R> b = direct ? x.interior() : distributed::redistribute(x, l).interior();
-      if (direct && &x.stream() != &Stream::default_for(dev)) {
-        Event e(dev);
-        e.record(x.stream());
-        e.wait_on(Stream::default_for(dev));
-      }
+      if (direct) Stream::default_for(dev).wait_for(x.stream());
       v.push_back(b);
     }
     return v;
   }
 
-  // One stage's FFT on fields [f0, f1) (or field 0 restricted along spatial axis c to [a, b)).
+  // One stage's FFT on fields [f0, f1) of src into dst, restricted to `part` of each block, on s.
   template <class I, class O>
-  void pass(const Stage& st, const std::vector<const I*>& src, const local::Array<O, R + 1>& dst, lf::Kind kind,
-            lf::Direction dir, bool preserve, index_t f0, index_t f1, int c, index_t a, index_t b,
-            const Stream& s, const lf::StoreMultiply* mult = nullptr) const {
-    Index<R> mi = block(st.layout), mo = mi, m = mi;
-    if (kind == lf::Kind::r2c) mi[R - 1] = m[R - 1] = block(first)[R - 1];
-    if (kind == lf::Kind::c2r) mo[R - 1] = m[R - 1] = block(first)[R - 1];
-    const index_t per = local::shape_size(mo);
-    for (index_t f = f0; f < f1; ++f)
-      local_pass<I, O, R>(src[f], dst.data() + f * per, mi, mo, m, st.s0, st.s1, c, a, b, kind, dir, preserve, dev, s,
-                          mult);
+  void pass(const Stage& st, const std::vector<const I*>& src, const local::Array<O, R + 1>& dst, const Transform& t,
+            index_t f0, index_t f1, Restriction part, const Stream& s) const {
+    LocalPass<I, O, R> lp{nullptr, nullptr, block(st.layout), block(st.layout), block(st.layout), st.s0, st.s1, part, t};
+    if (t.kind == lf::Kind::r2c) lp.in_block[R - 1] = lp.logical[R - 1] = block(first)[R - 1];
+    if (t.kind == lf::Kind::c2r) lp.out_block[R - 1] = lp.logical[R - 1] = block(first)[R - 1];
+    const index_t per = local::shape_size(lp.out_block);
+    for (index_t f = f0; f < f1; ++f) {
+      lp.in = src[f], lp.out = dst.data() + f * per;
+      local_pass<I, O, R>(lp, dev, s);
+    }
   }
 
   // Stage st's pass on part s of k along batched axis c (chunk_axis: 0 = fields), on `on`.
   template <class I, class O = Out>
   void chunk_pass(const Stage& st, const std::vector<const I*>& src, const local::Array<O, R + 1>& dst,
-                  index_t fields, lf::Kind kind, lf::Direction dir, bool preserve, const lf::StoreMultiply* mult,
-                  int c, int s, int k, const Stream& on) const {
+                  index_t fields, const Transform& t, int c, int s, int k, const Stream& on) const {
     if (c == 0) {
-      pass<I, O>(st, src, dst, kind, dir, preserve, distributed::chunk_begin(fields, s, k),
-                 distributed::chunk_begin(fields, s + 1, k), -1, 0, 0, on, mult);
+      pass<I, O>(st, src, dst, t, distributed::chunk_begin(fields, s, k), distributed::chunk_begin(fields, s + 1, k), {},
+                 on);
     } else {
       const index_t e = block(st.layout)[c - 1];
-      pass<I, O>(st, src, dst, kind, dir, preserve, 0, fields, c - 1, distributed::chunk_begin(e, s, k),
-                 distributed::chunk_begin(e, s + 1, k), on, mult);
+      pass<I, O>(st, src, dst, t, 0, fields, {c - 1, distributed::chunk_begin(e, s, k), distributed::chunk_begin(e, s + 1, k)},
+                 on);
     }
   }
 
@@ -311,29 +319,43 @@ struct detail::Engine {
   };
   static int width(const Stage& st) { return st.s1 - st.s0 + 1; }
 
-  // Runs stage i's FFT (unless `done`: an earlier exchange ran it) and the exchange to stage
-  // `next` (none when next < 0). The local FFTs ride on the exchange's chunks: stage i's as its
-  // producer (chunk k+1 transformed while chunk k travels), or `then`, stage next's, as its
-  // consumer (chunk k transformed while chunk k+1 travels) when that one transforms more axes
-  // (the slab backward: the 2-D pass after the axis-0 one, else a serial tail), or both when both
-  // can be cut along one axis (fields; a pencil's middle exchange). Sets *then_done if `then` ran.
+  // One step of a transform: stage `stage`'s FFT (unless `done`: an earlier exchange ran it) by
+  // `transform`, then the exchange to stage `next` (none when next < 0), over `fields` fields.
+  struct Step {
+    int stage;
+    int next;
+    index_t fields;
+    Transform transform;
+    bool done = false;
+    const Then* then = nullptr;
+  };
+  // The step's result: the next stage's buffer, and whether `then` (the next stage's pass) ran.
+  struct Stepped {
+    local::Array<Out, R + 1> data;
+    bool then_ran = false;
+  };
+
+  // Runs a step. The local FFTs ride on the exchange's chunks: the stage's own as its producer
+  // (chunk k+1 transformed while chunk k travels), or `then`, the next stage's, as its consumer
+  // (chunk k transformed while chunk k+1 travels) when that one transforms more axes (the slab
+  // backward: the 2-D pass after the axis-0 one, else a serial tail), or both when both can be cut
+  // along one axis (fields; a pencil's middle exchange).
   template <class I>
-  local::Array<Out, R + 1> step(int i, int next, const std::vector<const I*>& src, local::Array<Out, R + 1> cur,
-                                index_t fields, lf::Kind kind, lf::Direction dir, bool preserve,
-                                const lf::StoreMultiply* mult, bool done = false, const Then* then = nullptr,
-                                bool* then_done = nullptr) const {
-    const Stage& st = stages[i];
+  Stepped step(const Step& x, const std::vector<const I*>& src, local::Array<Out, R + 1> cur) const {
+    const Stage& st = stages[x.stage];
     const Stream& work = Stream::default_for(dev);
+    const index_t fields = x.fields;
     const int pc = chunk_axis(st, fields);
-    if (next < 0) {
-      if (!done) chunk_pass<I>(st, src, cur, fields, kind, dir, preserve, mult, pc, 0, 1, work);
-      return cur;
+    if (x.next < 0) {
+      if (!x.done) chunk_pass<I>(st, src, cur, fields, x.transform, pc, 0, 1, work);
+      return {cur, false};
     }
-    const Stage& nx = stages[next];
+    const Stage& nx = stages[x.next];
+    const Then* then = x.then;
     const int cc = chunk_axis(nx, fields);
-    bool produce = !done, consume = then && cc == pc;
-    if (then && !consume && (done || width(nx) > width(st))) {
-      if (!done) chunk_pass<I>(st, src, cur, fields, kind, dir, preserve, mult, pc, 0, 1, work);
+    bool produce = !x.done, consume = then && cc == pc;
+    if (then && !consume && (x.done || width(nx) > width(st))) {
+      if (!x.done) chunk_pass<I>(st, src, cur, fields, x.transform, pc, 0, 1, work);
       produce = false, consume = true;
     }
     local::Array<Out, R + 1> nxt(batched<R + 1>(fields, block(nx.layout)), dev);
@@ -341,22 +363,19 @@ struct detail::Engine {
     for (index_t f = 0; f < fields; ++f) in_nxt.push_back(nxt.data() + f * local::shape_size(block(nx.layout)));
     distributed::ExchangeChunking ch{consume ? cc : pc, depth(last_stage().global_size(), fields), {}, {}};
     if (produce)
-      ch.produce = [&](int s, int k, const Stream& on) {
-        chunk_pass<I>(st, src, cur, fields, kind, dir, preserve, mult, pc, s, k, on);
-      };
+      ch.produce = [&](int s, int k, const Stream& on) { chunk_pass<I>(st, src, cur, fields, x.transform, pc, s, k, on); };
     if (consume)
       ch.consume = [&](int s, int k, const Stream& on) {
         if constexpr (real_input) {
           if (then->real)
-            return chunk_pass<Out, In>(nx, in_nxt, *then->real, fields, lf::Kind::c2r, then->dir, false, then->mult,
+            return chunk_pass<Out, In>(nx, in_nxt, *then->real, fields, {lf::Kind::c2r, then->dir, false, then->mult},
                                        cc, s, k, on);
         }
-        chunk_pass<Out>(nx, in_nxt, nxt, fields, lf::Kind::c2c, then->dir, false, then->mult, cc, s, k, on);
+        chunk_pass<Out>(nx, in_nxt, nxt, fields, {lf::Kind::c2c, then->dir, false, then->mult}, cc, s, k, on);
       };
     distributed::exchange<Out, R + 1>(group(), {boxes(st.layout, fields), cur}, {boxes(nx.layout, fields), nxt},
                                       work, dev, {.chunking = &ch});
-    if (then_done) *then_done = consume;
-    return nxt;
+    return {nxt, consume};
   }
 
   // What the last local pass multiplies its stores by (normalization, a spectral factor), or
@@ -424,16 +443,15 @@ struct detail::Engine {
     // Each later stage is c2c: its pass may ride on the exchange into it.
     auto then = [&](int j, Then& t) -> const Then* { return j < S ? &(t = Then{lf::Direction::forward, last(j)}) : nullptr; };
     Then t;
-    bool done = false;
-    cur = step<In>(0, S > 1 ? 1 : -1, ptr, cur, F, kind, lf::Direction::forward, true, last(0), false, then(1, t), &done);
+    auto r = step<In>({0, S > 1 ? 1 : -1, F, {kind, lf::Direction::forward, true, last(0)}, false, then(1, t)}, ptr, cur);
     for (int i = 1; i < S; ++i) {
       std::vector<const Out*> p;
-      for (index_t f = 0; f < F; ++f) p.push_back(cur.data() + f * local::shape_size(block(stages[i].layout)));
-      bool ran = false;
-      cur = step<Out>(i, i + 1 < S ? i + 1 : -1, p, cur, F, lf::Kind::c2c, lf::Direction::forward, false, last(i), done,
-                      then(i + 1, t), &ran);
-      done = ran;
+      for (index_t f = 0; f < F; ++f) p.push_back(r.data.data() + f * local::shape_size(block(stages[i].layout)));
+      r = step<Out>({i, i + 1 < S ? i + 1 : -1, F, {lf::Kind::c2c, lf::Direction::forward, false, last(i)}, r.then_ran,
+                     then(i + 1, t)},
+                    p, r.data);
     }
+    cur = r.data;
     auto ys = unbatch(cur, last_stage());
     for (auto& y : ys) y = onto(y, result);
     return ys;
@@ -468,20 +486,20 @@ struct detail::Engine {
     const Then then{lf::Direction::backward, nullptr}, into_res{lf::Direction::backward, nullptr, &res};
     bool done = false;
     for (int i = S - 1; i >= 1; --i) {
-      bool ran = false;
-      cur = step<Out>(i, i - 1, p, cur, F, lf::Kind::c2c, lf::Direction::backward, false,
-                      i == S - 1 ? scale_first : nullptr, done, real_input && i == 1 ? &into_res : &then, &ran);
-      done = ran;
+      const auto r = step<Out>({i, i - 1, F, {lf::Kind::c2c, lf::Direction::backward, false, i == S - 1 ? scale_first : nullptr},
+                                done, real_input && i == 1 ? &into_res : &then},
+                               p, cur);
+      cur = r.data, done = r.then_ran;
       p.clear();
       for (index_t f = 0; f < F; ++f) p.push_back(cur.data() + f * local::shape_size(block(stages[i - 1].layout)));
     }
     const lf::StoreMultiply* m = S == 1 ? scale_first : nullptr;  // one stage: the first pass is the last
     if constexpr (real_input) {  // c2r (unless the exchange ran it): keep the caller's array when it is the source
       if (!done)
-        pass<Out, In>(stages[0], p, res, lf::Kind::c2r, lf::Direction::backward, S == 1 && !in_place, 0, F, -1, 0, 0,
-                      Stream::default_for(dev), m);
+        pass<Out, In>(stages[0], p, res, {lf::Kind::c2r, lf::Direction::backward, S == 1 && !in_place, m}, 0, F, {},
+                      Stream::default_for(dev));
     } else {
-      res = step<Out>(0, -1, p, cur, F, lf::Kind::c2c, lf::Direction::backward, false, m, done);
+      res = step<Out>({0, -1, F, {lf::Kind::c2c, lf::Direction::backward, false, m}, done}, p, cur).data;
     }
     auto xs = unbatch(res, first);
     for (auto& x : xs) x = onto(x, in);
@@ -543,11 +561,8 @@ std::vector<Array<In, R>> Plan<In, R>::backward(const std::vector<Array<Out, R>>
 
 namespace {
 // The current Context's plans: they end with it, before MPI_Finalize (a plan holds its group).
-struct Cache {
-  std::mutex mu;
-  std::map<std::string, std::shared_ptr<const void>> plans;
-};
-Cache& cache() { return Context::current().resource<Cache>([] { return std::make_shared<Cache>(); }); }
+struct PlanTag;
+using PlanCache = ContextCache<PlanTag, std::string, const void>;
 }  // namespace
 
 template <class In, int R>
@@ -557,15 +572,9 @@ std::shared_ptr<const Plan<In, R>> get_plan(const Layout<R>& in, Device device, 
                           std::to_string(static_cast<long long>(MPI_Comm_c2f(in.grid().group().mpi_comm()))) +
                           "/" + device.str() + "/" + std::to_string(static_cast<int>(o.decomposition)) +
                           (o.same_layout_output ? "s" : "n") + std::to_string(o.chunks);
-  Cache& c = cache();
-  {
-    std::lock_guard<std::mutex> lock(c.mu);
-    auto it = c.plans.find(key);
-    if (it != c.plans.end()) return std::static_pointer_cast<const Plan<In, R>>(it->second);
-  }
-  auto p = std::make_shared<const Plan<In, R>>(in, device, o);  // collective: outside the lock
-  std::lock_guard<std::mutex> lock(c.mu);
-  return std::static_pointer_cast<const Plan<In, R>>(c.plans.emplace(key, p).first->second);
+  // A miss makes the plan (collective) outside the cache's lock.
+  return std::static_pointer_cast<const Plan<In, R>>(PlanCache::current().get(
+      key, [&]() -> std::shared_ptr<const void> { return std::make_shared<const Plan<In, R>>(in, device, o); }));
 }
 
 const char* decomposition_name(Decomposition d) {
@@ -579,14 +588,7 @@ const char* decomposition_name(Decomposition d) {
   return "unknown";
 }
 
-void clear_plan_cache() {
-  std::map<std::string, std::shared_ptr<const void>> old;
-  {
-    Cache& c = cache();
-    std::lock_guard<std::mutex> lock(c.mu);
-    old.swap(c.plans);
-  }  // destroyed outside the lock
-}
+void clear_plan_cache() { PlanCache::current().clear(); }
 
 template <class T, int R>
 Array<T, R> fftfreq(const Layout<R>& layout, int axis, Device device, double spacing, index_t n_real) {

@@ -15,10 +15,10 @@
 #include <string>
 #include <utility>
 
-#include "../detail/fft_axis0_cuda.hpp"
-#include "../detail/fft_store_cuda.hpp"
+#include "fft_axis0_cuda.hpp"
+#include "fft_store_cuda.hpp"
 #include "tessera/local/settings.hpp"
-#include "../detail/fft_store_params.hpp"
+#include "fft_store_params.hpp"
 #include "tessera/local/cuda_check.hpp"
 #include "tessera/local/error.hpp"
 #include "tessera/local/fft_plan.hpp"

@@ -10,7 +10,7 @@
 // fails with CUFFT_INTERNAL_ERROR.
 #include <cufftXt.h>
 
-#include "../detail/fft_store.hpp"
+#include "fft_store.hpp"
 
 using tessera::local::fft::detail::StoreParams;
 using tessera::local::fft::detail::store_factor;
