@@ -1,7 +1,9 @@
 // ProcessGrid and Layout: grid shapes, neighbours, block partitions, owners, errors.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <numeric>
+#include <vector>
 
 #include "../device_test.hpp"
 #include "tessera/distributed/layout.hpp"
@@ -143,3 +145,33 @@ TEST(Layout, BadArgumentsThrow) {
 }
 
 }  // namespace
+
+// One geometry for boxes of a compile-time rank and of a run-time one.
+TEST(Box, FixedAndRuntimeRanksAgree) {
+  using tessera::distributed::Box;
+  using tessera::distributed::DynBox;
+  const Box<3> a{{0, 2, 1}, {4, 6, 5}}, b{{2, 0, 3}, {8, 4, 9}};
+  const DynBox da(a), db(b);
+  EXPECT_EQ(da.rank(), 3);
+  EXPECT_EQ(da.intersect(db), DynBox(a.intersect(b)));
+  EXPECT_EQ(da.intersect(db).fixed<3>(), a.intersect(b));
+  EXPECT_EQ(a.intersect(b).str(), "[2:4, 2:4, 3:5]");
+  EXPECT_EQ(da.intersect(db).str(), a.intersect(b).str());
+  EXPECT_EQ(da.size(), a.size());
+  EXPECT_EQ(da.size(), 64);
+  EXPECT_TRUE(da.contains(std::vector<long long>{3, 5, 1}));
+  EXPECT_FALSE(da.contains(std::vector<long long>{4, 5, 1}));
+  // Disjoint: empty, with hi clamped to lo.
+  const DynBox far{{10, 10, 10}, {12, 12, 12}};
+  EXPECT_TRUE(da.intersect(far).empty());
+  EXPECT_EQ(da.intersect(far).shape(), (std::vector<std::int64_t>{0, 0, 0}));
+  // Row-major offsets and runs inside a block.
+  const DynBox block{{0, 0, 0}, {4, 4, 4}};
+  EXPECT_EQ(block.offset_of(std::vector<std::int64_t>{1, 2, 3}), 1 * 16 + 2 * 4 + 3);
+  EXPECT_TRUE(block.has_run(DynBox{{1, 0, 0}, {3, 4, 4}}));   // whole planes
+  EXPECT_TRUE(block.has_run(DynBox{{1, 2, 0}, {2, 4, 4}}));   // rows of one plane
+  EXPECT_TRUE(block.has_run(DynBox{{1, 2, 1}, {2, 3, 3}}));   // part of one row
+  EXPECT_FALSE(block.has_run(DynBox{{1, 0, 0}, {3, 2, 4}}));  // half planes
+  EXPECT_THROW((void)da.fixed<2>(), tessera::InvalidArgument);
+  EXPECT_THROW(DynBox({0, 0}, {1}), tessera::InvalidArgument);
+}

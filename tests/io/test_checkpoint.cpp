@@ -358,9 +358,10 @@ TYPED_TEST(Checkpoint, FieldCodecsLevelsAndShards) {
 
 TEST(CheckpointChunks, DefaultIsTheLargestBlockCappedAt64MiB) {
   using V = std::vector<std::int64_t>;
-  EXPECT_EQ(io::detail::checkpoint_chunks({{0, 0}, {6, 0}}, {{6, 13}, {11, 13}}, 8), (V{6, 13}));
-  EXPECT_EQ(io::detail::checkpoint_chunks({{0}, {0}}, {{0}, {0}}, 8), (V{1}));  // all empty
-  const V big = io::detail::checkpoint_chunks({{0, 0, 0}}, {{1024, 1024, 1024}}, 8);
+  using tessera::distributed::DynBox;
+  EXPECT_EQ(io::detail::checkpoint_chunks({DynBox{{0, 0}, {6, 13}}, DynBox{{6, 0}, {11, 13}}}, 8), (V{6, 13}));
+  EXPECT_EQ(io::detail::checkpoint_chunks({DynBox{{0}, {0}}, DynBox{{0}, {0}}}, 8), (V{1}));  // all empty
+  const V big = io::detail::checkpoint_chunks({DynBox{{0, 0, 0}, {1024, 1024, 1024}}}, 8);
   std::int64_t elems = 1;
   for (auto c : big) elems *= c;
   EXPECT_LE(elems * 8, 64 << 20);

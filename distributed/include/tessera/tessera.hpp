@@ -45,6 +45,7 @@
 #endif
 // distributed: layouts, sharded arrays, the exchange and what is built on it
 #include "tessera/distributed/settings.hpp"
+#include "tessera/distributed/box.hpp"
 #include "tessera/distributed/grid.hpp"
 #include "tessera/distributed/layout.hpp"
 #include "tessera/distributed/consistency.hpp"

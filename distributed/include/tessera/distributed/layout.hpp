@@ -12,48 +12,12 @@
 #include <string>
 #include <vector>
 
+#include "tessera/distributed/box.hpp"
 #include "tessera/distributed/grid.hpp"
 #include "tessera/local/array.hpp"
 #include "tessera/local/error.hpp"
 
 namespace tessera::distributed {
-
-using local::index_t;
-/// A global index (or shape).
-template <int Rank> using Index = local::Shape<Rank>;
-
-/// A half-open box [lo, hi) of global indices.
-template <int Rank>
-struct Box {
-  Index<Rank> lo{}, hi{};
-  /// Extents (0 where hi <= lo), element count, emptiness.
-  Index<Rank> shape() const {
-    Index<Rank> s{};
-    for (int a = 0; a < Rank; ++a) s[a] = hi[a] > lo[a] ? hi[a] - lo[a] : 0;
-    return s;
-  }
-  index_t size() const { return local::shape_size(shape()); }
-  bool empty() const { return size() == 0; }
-  /// The common part of two boxes (empty if none).
-  Box intersect(const Box& o) const {
-    Box r;
-    for (int a = 0; a < Rank; ++a) r.lo[a] = std::max(lo[a], o.lo[a]), r.hi[a] = std::max(r.lo[a], std::min(hi[a], o.hi[a]));
-    return r;
-  }
-  /// True if i lies in the box.
-  bool contains(const Index<Rank>& i) const {
-    for (int a = 0; a < Rank; ++a)
-      if (i[a] < lo[a] || i[a] >= hi[a]) return false;
-    return true;
-  }
-  bool operator==(const Box&) const = default;
-  /// For messages: "[lo0:hi0, lo1:hi1]".
-  std::string str() const {
-    std::string s = "[";
-    for (int a = 0; a < Rank; ++a) s += (a ? ", " : "") + std::to_string(lo[a]) + ":" + std::to_string(hi[a]);
-    return s + "]";
-  }
-};
 
 /// Operands whose layouts do not fit the operation (different blocks or process groups).
 class LayoutMismatch : public Error { using Error::Error; };

@@ -100,10 +100,12 @@ std::string resolve(const std::string& dir) {
 }  // namespace
 
 namespace detail {
-std::vector<std::int64_t> checkpoint_chunks(const std::vector<Vec>& lo, const std::vector<Vec>& hi, std::size_t elem) {
-  Vec c(lo.empty() ? 0 : lo[0].size(), 1);
-  for (std::size_t r = 0; r < lo.size(); ++r)
-    for (std::size_t a = 0; a < c.size(); ++a) c[a] = std::max(c[a], hi[r][a] - lo[r][a]);
+std::vector<std::int64_t> checkpoint_chunks(const std::vector<distributed::DynBox>& blocks, std::size_t elem) {
+  Vec c(blocks.empty() ? 0 : blocks[0].lo.size(), 1);
+  for (const auto& b : blocks) {
+    const auto s = b.shape();
+    for (std::size_t a = 0; a < c.size(); ++a) c[a] = std::max(c[a], s[a]);
+  }
   const auto bytes = [&] {
     double b = static_cast<double>(elem);
     for (auto x : c) b *= static_cast<double>(x);
@@ -163,12 +165,9 @@ void CheckpointWriter::begin_field(const std::string& name, const comm::ProcessG
 
 template <class T, int R>
 void CheckpointWriter::add(const std::string& name, const distributed::Array<T, R>& a, const Codec& c) {
-  std::vector<Vec> lo, hi;
-  for (int r = 0; r < a.layout().grid().size(); ++r) {
-    const auto b = a.layout().local_box(r);
-    lo.emplace_back(b.lo.begin(), b.lo.end()), hi.emplace_back(b.hi.begin(), b.hi.end());
-  }
-  const Vec v = detail::checkpoint_chunks(lo, hi, sizeof(T));
+  std::vector<distributed::DynBox> blocks;
+  for (int r = 0; r < a.layout().grid().size(); ++r) blocks.emplace_back(a.layout().local_box(r));
+  const Vec v = detail::checkpoint_chunks(blocks, sizeof(T));
   distributed::Index<R> chunks{};  // one per axis (element-wise: GCC 13 misreads a std::copy here)
   for (int d = 0; d < R; ++d) chunks[d] = v.at(static_cast<std::size_t>(d));
   add(name, a, chunks, c);

@@ -37,6 +37,7 @@ namespace {
 namespace fs = std::filesystem;
 using detail::copy_region;
 using Vec = std::vector<std::int64_t>;
+using distributed::DynBox;
 
 const Stream& host_stream() { return Stream::default_for(Device::host()); }
 
@@ -72,14 +73,16 @@ struct ChunkGrid {
     for (std::size_t a = 0; a < idx.size(); ++a) h[a] = std::min(shape[a], (idx[a] + 1) * chunks[a]);
     return h;
   }
-  // Calls f(idx) for the chunks overlapping [lo, hi) in C order.
+  // Chunk idx's box, clipped to the array.
+  DynBox box(const Vec& idx) const { return {lo(idx), hi(idx)}; }
+  // Calls f(idx) for the chunks overlapping box b in C order.
   template <class F>
-  void for_each(const Vec& blo, const Vec& bhi, F&& f) const {
+  void for_each(const DynBox& b, F&& f) const {
     const std::size_t n = shape.size();
     Vec first(n), last(n);
     for (std::size_t a = 0; a < n; ++a) {
-      if (bhi[a] <= blo[a]) return;
-      first[a] = blo[a] / chunks[a], last[a] = (bhi[a] - 1) / chunks[a];
+      if (b.hi[a] <= b.lo[a]) return;
+      first[a] = b.lo[a] / chunks[a], last[a] = (b.hi[a] - 1) / chunks[a];
     }
     Vec i = first;
     while (true) {
@@ -94,45 +97,10 @@ struct ChunkGrid {
   }
 };
 
-Vec intersect_lo(const Vec& a, const Vec& b) {
-  Vec r(a.size());
-  for (std::size_t i = 0; i < a.size(); ++i) r[i] = std::max(a[i], b[i]);
-  return r;
-}
-Vec intersect_hi(const Vec& a, const Vec& b) {
-  Vec r(a.size());
-  for (std::size_t i = 0; i < a.size(); ++i) r[i] = std::min(a[i], b[i]);
-  return r;
-}
-Vec extent(const Vec& lo, const Vec& hi) {
-  Vec r(lo.size());
-  for (std::size_t i = 0; i < lo.size(); ++i) r[i] = std::max<std::int64_t>(0, hi[i] - lo[i]);
-  return r;
-}
-bool contains(const Vec& lo, const Vec& hi, const Vec& i) {
-  for (std::size_t a = 0; a < i.size(); ++a)
-    if (i[a] < lo[a] || i[a] >= hi[a]) return false;
-  return true;
-}
-// Box [lo, lo+ext) is one contiguous run of the row-major block [blo, bhi): whole along every
-// axis after the first it spans more than one index of.
-bool contiguous_in(const Vec& lo, const Vec& ext, const Vec& blo, const Vec& bhi) {
-  std::size_t a = 0;
-  while (a < ext.size() && ext[a] == 1) ++a;
-  for (std::size_t b = a + 1; b < ext.size(); ++b)
-    if (lo[b] != blo[b] || ext[b] != bhi[b] - blo[b]) return false;
-  return true;
-}
-std::int64_t offset_in(const Vec& i, const Vec& blo, const Vec& bhi) {
-  std::int64_t o = 0;
-  for (std::size_t a = 0; a < i.size(); ++a) o = o * (bhi[a] - blo[a]) + (i[a] - blo[a]);
-  return o;
-}
-
 // The rank writing chunk `idx`: the non-replica rank holding its first element.
 int chunk_owner(const detail::ZarrShard& s, const Vec& first) {
-  for (std::size_t r = 0; r < s.lo.size(); ++r)
-    if (s.canonical[r] && contains(s.lo[r], s.hi[r], first)) return static_cast<int>(r);
+  for (std::size_t r = 0; r < s.boxes.size(); ++r)
+    if (s.canonical[r] && s.boxes[r].contains(first)) return static_cast<int>(r);
   return 0;  // unreachable for a valid layout
 }
 
@@ -199,10 +167,11 @@ bool read_exact(const fs::path& p, char* dst, std::size_t n) {
   return true;
 }
 
-// The part [blo, bhi) (global indices) of the shard at `lo` (file `p`): its index, then only the
-// inner chunks overlapping that part, decoded on `threads` threads. False if the file is missing.
-bool read_shard_part(const fs::path& p, const ShardSpec& s, const detail::ChunkType& t, const Vec& lo, const Vec& blo,
-                     const Vec& bhi, char* host, const Vec& host_lo, const Vec& host_ext, int threads) {
+// The part `part` (global indices) of the shard at `lo` (file `p`) into the row-major `block` at
+// `host`: the shard's index, then only the inner chunks overlapping that part, decoded on
+// `threads` threads. False if the file is missing.
+bool read_shard_part(const fs::path& p, const ShardSpec& s, const detail::ChunkType& t, const Vec& lo, const DynBox& part,
+                     char* host, const DynBox& block, int threads) {
   std::size_t size = 0;
   const int fd = open_read(p, size);
   if (fd < 0) return false;
@@ -221,27 +190,24 @@ bool read_shard_part(const fs::path& p, const ShardSpec& s, const detail::ChunkT
     for (std::size_t a = n0; a-- > 0;) ilo[a] = lo[a] + static_cast<std::int64_t>(k % count[a]) * s.inner[a], k /= count[a];
     return ilo;
   };
-  std::vector<std::size_t> wanted;  // inner chunks overlapping [blo, bhi)
-  for (std::size_t k = 0; k < n; ++k) {
-    const Vec ilo = inner_lo(k);
-    bool hit = true;
-    for (std::size_t a = 0; a < n0; ++a) hit = hit && ilo[a] < bhi[a] && ilo[a] + s.inner[a] > blo[a];
-    if (hit) wanted.push_back(k);
-  }
+  const auto inner_box = [&](std::size_t k) {
+    DynBox b{inner_lo(k), Vec(n0)};
+    for (std::size_t a = 0; a < n0; ++a) b.hi[a] = b.lo[a] + s.inner[a];
+    return b;
+  };
+  std::vector<std::size_t> wanted;  // inner chunks overlapping the part
+  for (std::size_t k = 0; k < n; ++k)
+    if (!inner_box(k).intersect(part).empty()) wanted.push_back(k);
   const detail::ChunkType it{s.inner, t.elem, t.swap_unit, t.fill};
   const std::size_t inner_bytes = static_cast<std::size_t>(it.count()) * t.elem;
-  Vec host_hi(n0);
-  for (std::size_t a = 0; a < n0; ++a) host_hi[a] = host_lo[a] + host_ext[a];
   const std::string err = detail::parallel_for(wanted.size(), threads, [&](std::size_t w) {
     const std::size_t k = wanted[w];
-    const Vec ilo = inner_lo(k);
-    Vec ihi(n0);
-    bool inside = true;  // the whole inner chunk is wanted
-    for (std::size_t a = 0; a < n0; ++a) ihi[a] = ilo[a] + s.inner[a], inside = inside && ilo[a] >= blo[a] && ihi[a] <= bhi[a];
+    const DynBox inner = inner_box(k), wanted_part = inner.intersect(part);
+    const bool inside = wanted_part == inner;  // the whole inner chunk is wanted
     // A raw inner chunk that is one run of the block: read straight into it.
     if (inside && s.codecs.trivial() && index[2 * k] != ~std::uint64_t(0) && index[2 * k + 1] == inner_bytes &&
-        contiguous_in(ilo, s.inner, host_lo, host_hi)) {
-      pread_all(fd, host + offset_in(ilo, host_lo, host_hi) * static_cast<std::int64_t>(t.elem), inner_bytes, index[2 * k], p);
+        block.has_run(inner)) {
+      pread_all(fd, host + block.offset_of(inner.lo) * static_cast<std::int64_t>(t.elem), inner_bytes, index[2 * k], p);
       return;
     }
     PooledBytes buf(inner_bytes);
@@ -252,7 +218,7 @@ bool read_shard_part(const fs::path& p, const ShardSpec& s, const detail::ChunkT
       pread_all(fd, bytes.data(), bytes.size(), index[2 * k], p);
       detail::decode_chunk(s.codecs, bytes.view(), buf.data(), it, 1);
     }
-    copy_region(host, host_lo, host_ext, buf.data(), ilo, s.inner, intersect_lo(ilo, blo), intersect_hi(ihi, bhi), t.elem);
+    copy_region(host, block.lo, block.shape(), buf.data(), inner.lo, s.inner, wanted_part.lo, wanted_part.hi, t.elem);
   });
   if (!err.empty()) throw IoError(err);
   return true;
@@ -388,26 +354,28 @@ void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk
   const ChunkGrid grid(s.global, m.chunks);
   const int me = g.rank();
   struct Piece {
-    Vec idx, lo, hi;
+    Vec idx;
+    DynBox box;  // the part of chunk idx it carries
     PooledBytes data;
   };
   std::vector<Piece> sends, recvs;
   std::vector<int> send_to, recv_from;
   std::map<Vec, std::vector<const Piece*>> mine;  // chunks this rank writes, with the pieces it receives
+  const DynBox& block = s.boxes[me];
   if (s.canonical[me]) {
-    grid.for_each(s.lo[me], s.hi[me], [&](const Vec& idx) {
+    grid.for_each(block, [&](const Vec& idx) {
       const int owner = chunk_owner(s, grid.lo(idx));
       if (owner == me) return void(mine[idx]);
-      sends.push_back(Piece{idx, intersect_lo(grid.lo(idx), s.lo[me]), intersect_hi(grid.hi(idx), s.hi[me]), {}});
+      sends.push_back(Piece{idx, grid.box(idx).intersect(block), {}});
       send_to.push_back(owner);
     });
   }
-  grid.for_each(Vec(s.global.size(), 0), s.global, [&](const Vec& idx) {
+  grid.for_each(DynBox{Vec(s.global.size(), 0), s.global}, [&](const Vec& idx) {
     if (chunk_owner(s, grid.lo(idx)) != me) return;
     for (int r = 0; r < g.size(); ++r) {
       if (r == me || !s.canonical[r]) continue;
-      Piece p{idx, intersect_lo(grid.lo(idx), s.lo[r]), intersect_hi(grid.hi(idx), s.hi[r]), {}};
-      const auto sz = product(extent(p.lo, p.hi));
+      Piece p{idx, grid.box(idx).intersect(s.boxes[r]), {}};
+      const auto sz = p.box.size();
       if (sz == 0) continue;
       p.data = PooledBytes(static_cast<std::size_t>(sz) * es);
       recv_from.push_back(r);
@@ -423,7 +391,7 @@ void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk
   const int inner_threads = std::max(1, threads / std::max<int>(1, static_cast<int>(mine.size())));
   const detail::ChunkType type{m.chunks, es, dtype_swap_unit(m.dtype), std::string(es, '\0')};
   const std::size_t chunk_bytes = static_cast<std::size_t>(type.count()) * es;
-  const Vec my_ext = extent(s.lo[me], s.hi[me]);
+  const Vec my_ext = block.shape();
   std::mutex dirs_mutex;
   // A shard with nothing after it is written piece by piece, raw inner chunks straight from the data.
   const bool by_pieces = m.codecs.shard && m.codecs.transpose.empty() && !m.codecs.big_endian && m.codecs.bytes.empty();
@@ -440,17 +408,16 @@ void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk
       std::lock_guard<std::mutex> lock(dirs_mutex);  // create_directories races with itself
       fs::create_directories(path.parent_path());
     }
-    const Vec lo = grid.lo(idx), hi = grid.hi(idx), ext = extent(lo, hi);
-    const bool whole = ext == m.chunks && pieces.empty() && s.canonical[me] && contains(s.lo[me], s.hi[me], lo) &&
-                       intersect_hi(hi, s.hi[me]) == hi;
-    if (whole && contiguous_in(lo, ext, s.lo[me], s.hi[me]))  // one run of this rank's block: from the block
-      return encode_to(path, static_cast<const char*>(s.host) + offset_in(lo, s.lo[me], s.hi[me]) * es);
+    const DynBox chunk = grid.box(idx), held = chunk.intersect(block);
+    const bool whole = chunk.shape() == m.chunks && pieces.empty() && s.canonical[me] && held == chunk;
+    if (whole && block.has_run(chunk))  // one run of this rank's block: from the block
+      return encode_to(path, static_cast<const char*>(s.host) + block.offset_of(chunk.lo) * es);
     PooledBytes buf(chunk_bytes);
     std::memset(buf.data(), 0, chunk_bytes);  // the edges keep the fill value 0
     if (s.canonical[me])
-      copy_region(buf.data(), lo, m.chunks, static_cast<const char*>(s.host), s.lo[me], my_ext, intersect_lo(lo, s.lo[me]),
-                  intersect_hi(hi, s.hi[me]), es);
-    for (const Piece* p : pieces) copy_region(buf.data(), lo, m.chunks, p->data.data(), p->lo, extent(p->lo, p->hi), p->lo, p->hi, es);
+      copy_region(buf.data(), chunk.lo, m.chunks, static_cast<const char*>(s.host), block.lo, my_ext, held.lo, held.hi, es);
+    for (const Piece* p : pieces)
+      copy_region(buf.data(), chunk.lo, m.chunks, p->data.data(), p->box.lo, p->box.shape(), p->box.lo, p->box.hi, es);
     encode_to(path, buf.data());
   };
 
@@ -463,7 +430,7 @@ void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk
   std::string early_err, stage_err;
   std::thread early_pool([&] {
     early_err = parallel_for(early.size(), threads, [&](std::size_t i) {
-      const std::int64_t need = s.lo[me].empty() ? 0 : std::min(grid.hi(early[i].first)[0], s.hi[me][0]) - s.lo[me][0];
+      const std::int64_t need = block.lo.empty() ? 0 : std::min(grid.hi(early[i].first)[0], block.hi[0]) - block.lo[0];
       {
         std::unique_lock<std::mutex> lock(stage_mutex);
         stage_cv.wait(lock, [&] { return staged >= need || stage_failed; });
@@ -495,13 +462,13 @@ void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk
   if (stage_err.empty())
     parallel_for(sends.size(), threads, [&](std::size_t i) {
       Piece& p = sends[i];
-      const Vec ext = extent(p.lo, p.hi);
-      p.data = PooledBytes(static_cast<std::size_t>(product(ext)) * es);
-      copy_region(p.data.data(), p.lo, ext, static_cast<const char*>(s.host), s.lo[me], my_ext, p.lo, p.hi, es);
+      p.data = PooledBytes(static_cast<std::size_t>(p.box.size()) * es);
+      copy_region(p.data.data(), p.box.lo, p.box.shape(), static_cast<const char*>(s.host), block.lo, my_ext, p.box.lo,
+                  p.box.hi, es);
     });
   else
     for (auto& p : sends) {  // sent anyway (zeros): the receivers wait for them
-      p.data = PooledBytes(static_cast<std::size_t>(product(extent(p.lo, p.hi))) * es);
+      p.data = PooledBytes(static_cast<std::size_t>(p.box.size()) * es);
       if (p.data.size() > 0) std::memset(p.data.data(), 0, p.data.size());
     }
   {
@@ -535,28 +502,28 @@ void load_zarr_host(const std::string& dir, const ZarrShard& s) {
     const std::size_t chunk_bytes = static_cast<std::size_t>(type.count()) * es;
     if (static_cast<double>(product(m.chunks)) * es > double(std::size_t(1) << 36))
       throw IoError("chunks " + vec_str(m.chunks) + " are too large to read (over 64 GiB each)");
+    const DynBox& block = s.boxes[me];
     std::vector<Vec> work;
-    grid.for_each(s.lo[me], s.hi[me], [&](const Vec& idx) { work.push_back(idx); });
+    grid.for_each(block, [&](const Vec& idx) { work.push_back(idx); });
     const int threads = io_threads(s.group);
     const int inner_threads = std::max(1, threads / std::max<int>(1, static_cast<int>(work.size())));
-    const Vec my_ext = extent(s.lo[me], s.hi[me]);
+    const Vec my_ext = block.shape();
     char* host = static_cast<char*>(s.host);
     const auto read_chunk = [&](std::size_t i) {
       const Vec& idx = work[i];
       const std::string name = chunk_key(m, idx);
       const fs::path p = d / name;
-      const Vec lo = grid.lo(idx), hi = grid.hi(idx), ext = extent(lo, hi);
-      const Vec blo = intersect_lo(lo, s.lo[me]), bhi = intersect_hi(hi, s.hi[me]);
-      const bool whole = ext == m.chunks && blo == lo && bhi == hi && contiguous_in(lo, ext, s.lo[me], s.hi[me]);
+      const DynBox chunk = grid.box(idx), part = chunk.intersect(block);
+      const bool whole = chunk.shape() == m.chunks && part == chunk && block.has_run(chunk);
       // A chunk that is one run of this rank's block is read (raw) or decoded straight into it.
-      char* dst = whole ? host + offset_in(lo, s.lo[me], s.hi[me]) * es : nullptr;
+      char* dst = whole ? host + block.offset_of(chunk.lo) * es : nullptr;
       if (whole && m.codecs.trivial() && read_exact(p, dst, chunk_bytes)) return;
       if (m.codecs.shard && m.codecs.bytes.empty() && m.codecs.transpose.empty() &&
           (!whole || m.codecs.shard->codecs.trivial())) {
         // Part of a shard (or a shard of raw inner chunks): its index and the inner chunks this
         // rank needs, nothing else, raw ones read straight into the block.
         try {
-          if (read_shard_part(p, *m.codecs.shard, type, lo, blo, bhi, host, s.lo[me], my_ext, inner_threads)) return;
+          if (read_shard_part(p, *m.codecs.shard, type, chunk.lo, part, host, block, inner_threads)) return;
         } catch (const IoError& e) {
           throw IoError("chunk " + name + ": " + e.message());
         }
@@ -575,7 +542,7 @@ void load_zarr_host(const std::string& dir, const ZarrShard& s) {
       } else {
         for (std::size_t k = 0; k < chunk_bytes; k += es) std::memcpy(out + k, type.fill.data(), es);
       }
-      if (!whole) copy_region(host, s.lo[me], my_ext, buf.data(), lo, m.chunks, blo, bhi, es);
+      if (!whole) copy_region(host, block.lo, my_ext, buf.data(), chunk.lo, m.chunks, part.lo, part.hi, es);
     };
     if (!s.take) {
       err = parallel_for(work.size(), threads, read_chunk);
@@ -585,8 +552,8 @@ void load_zarr_host(const std::string& dir, const ZarrShard& s) {
       const std::int64_t rows = work.empty() ? 0 : my_ext[0], per = s.stage_rows;
       std::vector<int> pending(static_cast<std::size_t>((rows + per - 1) / per), 0);
       const auto slabs = [&](std::size_t i, auto&& f) {  // the slabs chunk i overlaps
-        const std::int64_t r0 = std::max(grid.lo(work[i])[0], s.lo[me][0]) - s.lo[me][0];
-        const std::int64_t r1 = std::min(grid.hi(work[i])[0], s.hi[me][0]) - s.lo[me][0];
+        const std::int64_t r0 = std::max(grid.lo(work[i])[0], block.lo[0]) - block.lo[0];
+        const std::int64_t r1 = std::min(grid.hi(work[i])[0], block.hi[0]) - block.lo[0];
         for (std::int64_t k = r0 / per; k * per < r1; ++k) f(pending[static_cast<std::size_t>(k)]);
       };
       for (std::size_t i = 0; i < work.size(); ++i) slabs(i, [](int& n) { ++n; });
@@ -641,13 +608,12 @@ void load_zarr_host(const std::string& dir, const ZarrShard& s) {
 namespace {
 template <class T, int R>
 detail::ZarrShard make_shard(const distributed::Layout<R>& l, void* host) {
-  detail::ZarrShard s{l.grid().group(), dtype_v<T>, sizeof(T), {}, {}, {}, {}, host};
+  detail::ZarrShard s{l.grid().group(), dtype_v<T>, sizeof(T), {}, {}, {}, host};
   s.global.assign(l.global_shape().begin(), l.global_shape().end());
   const int n = l.grid().size();
   for (int r = 0; r < n; ++r) {
     const auto b = l.local_box(r);
-    s.lo.emplace_back(b.lo.begin(), b.lo.end());
-    s.hi.emplace_back(b.hi.begin(), b.hi.end());
+    s.boxes.emplace_back(b);
     s.canonical.push_back(!b.empty() && l.owner(b.lo) == r);
   }
   return s;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tessera/comm/process_group.hpp"
+#include "tessera/distributed/box.hpp"
 #include "tessera/io/zarr.hpp"
 #include "tessera/local/dtype.hpp"
 
@@ -18,7 +19,7 @@ struct ZarrShard {
   DType dtype;
   std::size_t elem = 0;
   std::vector<std::int64_t> global;
-  std::vector<std::vector<std::int64_t>> lo, hi;  // per rank
+  std::vector<distributed::DynBox> boxes;  // per rank
   std::vector<char> canonical;  // rank's block is the one Layout::owner names (not a replica)
   void* host = nullptr;         // this rank's block, contiguous, row-major
   // save: when set, `host` fills by stage(row0, rows) calls (slabs of the leading axis, in order,
