@@ -16,6 +16,7 @@
 #include "detail/zarr_meta.hpp"  // private (distributed/io/src): the parser is tested directly
 #include "device_test.hpp"
 #include "tessera/io/zarr.hpp"
+#include "zarr_values.hpp"
 
 namespace {
 using namespace tessera;
@@ -25,23 +26,8 @@ using io::Compressor;
 using tessera::testing::DeviceTest;
 namespace fs = std::filesystem;
 
-template <class T>
-T value(index_t flat) {
-  if constexpr (std::is_same_v<T, bool>) return flat % 3 == 1;
-  else if constexpr (is_complex_v<T>) return T(typename T::value_type(flat + 1), typename T::value_type(-0.5 * flat));
-  else return T(flat + 1);  // never the fill value 0
-}
-
-// Global flat index of element k of box b (row-major within b).
-template <int R>
-index_t flat_of(const Box<R>& b, const Index<R>& global, index_t k) {
-  index_t rem = k, f = 0, stride = 1;
-  for (int ax = R - 1; ax >= 0; --ax) {
-    f += (b.lo[ax] + rem % b.shape()[ax]) * stride;
-    rem /= b.shape()[ax], stride *= global[ax];
-  }
-  return f;
-}
+using tessera::testing::zarr_values::flat_of;
+using tessera::testing::zarr_values::value;
 
 template <class T, int R>
 Array<T, R> filled(const Layout<R>& l, Device d) {

@@ -20,27 +20,14 @@
 
 #include "tessera/io/checkpoint.hpp"
 #include "tessera/io/zarr.hpp"
+#include "zarr_values.hpp"
 
 namespace {
 using namespace tessera;
 using namespace tessera::distributed;
 
-template <class T>
-T value(index_t flat) {
-  if constexpr (std::is_same_v<T, bool>) return flat % 3 == 1;
-  else if constexpr (is_complex_v<T>) return T(typename T::value_type(flat + 1), typename T::value_type(-0.5 * flat));
-  else return T(flat + 1);
-}
-
-template <int R>
-index_t flat_of(const Box<R>& b, const Index<R>& global, index_t k) {
-  index_t rem = k, f = 0, stride = 1;
-  for (int ax = R - 1; ax >= 0; --ax) {
-    f += (b.lo[ax] + rem % b.shape()[ax]) * stride;
-    rem /= b.shape()[ax], stride *= global[ax];
-  }
-  return f;
-}
+using tessera::testing::zarr_values::flat_of;
+using tessera::testing::zarr_values::value;
 
 int failures = 0;
 
