@@ -21,25 +21,12 @@ using comm::ProcessGroup;
 using tessera::testing::DeviceTest;
 
 
-// Layouts (of 17x13x5 arrays but one) covering 1-, 2- and 3-D grids, halos, uneven and empty blocks
-// (explicit offsets, and axes shorter than the grid) and replicated grid axes.
+// The varied 17x13x5 layouts, and one of axes shorter than the grid (empty blocks).
 std::vector<Layout<3>> layouts3() {
   const auto world = tessera::testing::world();
-  const int p = world.size();
-  const ProcessGrid g1(world), g2 = ProcessGrid::balanced(world, 2), g3 = ProcessGrid::balanced(world, 3);
-  std::vector<index_t> skew(p + 1, 0);  // all but the last block empty on axis 0
-  skew[p] = 17;
-  std::vector<index_t> uneven(p + 1);
-  for (int c = 0; c <= p; ++c) uneven[c] = c == p ? 13 : std::min<index_t>(13, 5 * c);
-  return {
-      Layout<3>::block(g3, {17, 13, 5}),
-      Layout<3>::block(g3, {17, 13, 5}, {1, 1, 1}),
-      Layout<3>(g1, {17, 13, 5}, {-1, -1, 0}),                    // the short last axis over all ranks
-      Layout<3>::block(g3, {1, 3, 2}),                            // axes shorter than the grid: empty blocks
-      Layout<3>(g2, {17, 13, 5}, {1, -1, -1}, {0, 2, 0}),         // grid axis 0 replicates
-      Layout<3>(g1, {17, 13, 5}, {0, -1, -1}, {skew, {0, 13}, {0, 5}}, {0, 0, 0}),
-      Layout<3>(g1, {17, 13, 5}, {-1, 0, -1}, {std::vector<index_t>{0, 17}, uneven, {0, 5}}, {1, 1, 0}),
-  };
+  auto ls = tessera::distributed::testing::varied_layouts_17x13x5(world);
+  ls.push_back(Layout<3>::block(ProcessGrid::balanced(world, 3), {1, 3, 2}));
+  return ls;
 }
 
 template <class K> class Creation : public DeviceTest<K> {};

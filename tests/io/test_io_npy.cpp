@@ -16,6 +16,7 @@
 
 #include "detail/npy_header.hpp"  // private (distributed/io/src): the parser is tested directly
 #include "detail/npy_mpiio.hpp"   // private: the staging size, shrunk to force rounds
+#include "../distributed/dist_test_util.hpp"
 #include "device_test.hpp"
 #include "tessera/io/npy.hpp"
 
@@ -84,21 +85,7 @@ template <class T, int R> void expect_formula(const Array<T, R>& a, const std::s
 }
 
 std::vector<Layout<3>> layouts3() {
-  const auto world = tessera::testing::world();
-  const int p = world.size();
-  const ProcessGrid g1(world), g2 = ProcessGrid::balanced(world, 2), g3 = ProcessGrid::balanced(world, 3);
-  std::vector<index_t> skew(p + 1, 0);
-  skew[p] = 17;
-  std::vector<index_t> uneven(p + 1);
-  for (int c = 0; c <= p; ++c) uneven[c] = c == p ? 13 : std::min<index_t>(13, 5 * c);
-  return {
-      Layout<3>::block(g3, {17, 13, 5}),
-      Layout<3>::block(g3, {17, 13, 5}, {1, 1, 1}),
-      Layout<3>(g1, {17, 13, 5}, {-1, -1, 0}),
-      Layout<3>(g2, {17, 13, 5}, {1, -1, -1}, {0, 2, 0}),  // grid axis 0 replicates
-      Layout<3>(g1, {17, 13, 5}, {0, -1, -1}, {skew, {0, 13}, {0, 5}}, {0, 0, 0}),
-      Layout<3>(g1, {17, 13, 5}, {-1, 0, -1}, {std::vector<index_t>{0, 17}, uneven, {0, 5}}, {1, 1, 0}),
-  };
+  return tessera::distributed::testing::varied_layouts_17x13x5(tessera::testing::world());
 }
 
 template <class T> void round_trips3(Device d, const TempDir& dir) {
