@@ -67,84 +67,87 @@ struct LocalPass {
   Transform transform;
 };
 
-// Runs a local pass on d's stream st; plans come from the local cache.
+// Runs a local pass on d's stream `stream`; plans come from the local cache.
 template <class I, class O, int R>
-void local_pass(const LocalPass<I, O, R>& lp, Device d, const Stream& st) {
+void local_pass(const LocalPass<I, O, R>& lp, Device d, const Stream& stream) {
   const I* in = lp.in;
   O* out = lp.out;
-  const Index<R>&mi = lp.in_block, &mo = lp.out_block, &m = lp.logical;
-  const int s0 = lp.first_axis, s1 = lp.last_axis;
-  int c = lp.part.axis;
-  const index_t a = lp.part.begin, b = lp.part.end;
+  const Index<R>&in_block = lp.in_block, &out_block = lp.out_block, &logical = lp.logical;
+  const int first = lp.first_axis, last = lp.last_axis;
+  int axis = lp.part.axis;
+  const index_t begin = lp.part.begin, end = lp.part.end;
   const lf::Kind kind = lp.transform.kind;
   const lf::Direction dir = lp.transform.dir;
   const lf::StoreMultiply* mult = lp.transform.multiply;
-  if (local::shape_size(m) == 0 || (c >= 0 && a >= b)) return;
+  if (local::shape_size(logical) == 0 || (axis >= 0 && begin >= end)) return;
   lf::PlanDesc p;
   p.device = d;
   p.kind = kind;
   p.precision = sizeof(typename RealOf<O>::type) == 4 ? lf::Precision::single : lf::Precision::double_;
-  p.rank = s1 - s0 + 1;
-  for (int k = 0; k < p.rank; ++k) p.n[k] = m[s0 + k];
+  p.rank = last - first + 1;
+  for (int k = 0; k < p.rank; ++k) p.n[k] = logical[first + k];
   p.in_place = static_cast<const void*>(in) == static_cast<const void*>(out);
   p.preserve_input = lp.transform.preserve_input;
   p.store_multiply = mult != nullptr;
   p.store_spectral = mult && mult->spectral != lf::StoreMultiply::Spectral::none;
   if (mult && !p.store_spectral) p.store_scale = mult->scale;  // a plan per scale: no load per store
-  const index_t inner = prod<R>(m, s1 + 1, R);
-  const index_t ti = prod<R>(mi, s0, R), to = prod<R>(mo, s0, R);
+  const index_t inner = prod<R>(logical, last + 1, R);
+  const index_t in_outer = prod<R>(in_block, first, R), out_outer = prod<R>(out_block, first, R);
   auto exec = [&](index_t batch, index_t in_off, index_t out_off) {
     if (batch <= 0) return;
     p.batch = batch;
-    // cuFFT rejects real data (r2c input, c2r output) not aligned to its complex type: a chunk of
-    // an odd-sized block can start there, and then goes through an aligned buffer (both on `st`,
+    // cuFFT rejects real data (r2c input, c2r output) not aligned to its complex type: a chunk of an
+    // odd-sized block can start there, and then goes through an aligned buffer (both on `stream`,
     // the default stream, as the local copies are).
     constexpr std::size_t A = 2 * sizeof(typename RealOf<O>::type);
     auto odd = [](const void* q) { return reinterpret_cast<std::uintptr_t>(q) % A != 0; };
     // The multiply's positions are the block's, wherever the output lands first.
     auto run = [&](const void* i, void* o) {
       const auto plan = lf::get_plan(p);
-      if (!mult) return plan->execute(i, o, dir, st);
-      lf::StoreMultiply m = *mult;
-      m.offset = out_off;
-      plan->execute(i, o, dir, st, m);
+      if (!mult) return plan->execute(i, o, dir, stream);
+      lf::StoreMultiply at_block = *mult;
+      at_block.offset = out_off;
+      plan->execute(i, o, dir, stream, at_block);
     };
     if (d.is_cuda() && kind == lf::Kind::r2c && odd(in + in_off)) {
-      local::Array<I, 1> tmp(Index<1>{batch * ti}, d);
-      local::copy(tmp, local::Array<I, 1>::view(const_cast<I*>(in) + in_off, Index<1>{batch * ti}, d));
+      local::Array<I, 1> tmp(Index<1>{batch * in_outer}, d);
+      local::copy(tmp, local::Array<I, 1>::view(const_cast<I*>(in) + in_off, Index<1>{batch * in_outer}, d));
       run(tmp.data(), out + out_off);
     } else if (d.is_cuda() && kind == lf::Kind::c2r && odd(out + out_off)) {
-      local::Array<O, 1> tmp(Index<1>{batch * to}, d);
+      local::Array<O, 1> tmp(Index<1>{batch * out_outer}, d);
       run(in + in_off, tmp.data());
-      local::copy(local::Array<O, 1>::view(out + out_off, Index<1>{batch * to}, d), tmp);
+      local::copy(local::Array<O, 1>::view(out + out_off, Index<1>{batch * out_outer}, d), tmp);
     } else {
       run(in + in_off, out + out_off);
     }
   };
   if (inner == 1) {  // packed transforms; the restriction is on an outer axis
-    if (c > s1) c = -1;  // the axes after s1 have extent 1: a non-empty [a, b) is all of it
-    const index_t per = c < 0 ? prod<R>(m, 0, s0) : (b - a) * prod<R>(m, c + 1, s0);
-    const index_t start = c < 0 ? 0 : a * prod<R>(m, c + 1, s0);
-    const index_t loops = c < 0 ? 1 : prod<R>(m, 0, c), step = c < 0 ? 0 : prod<R>(m, c, s0);
-    for (index_t l = 0; l < loops; ++l) exec(per, (l * step + start) * ti, (l * step + start) * to);
+    if (axis > last) axis = -1;  // the axes after `last` have extent 1: [begin, end) is all of it
+    const index_t per = axis < 0 ? prod<R>(logical, 0, first) : (end - begin) * prod<R>(logical, axis + 1, first);
+    const index_t start = axis < 0 ? 0 : begin * prod<R>(logical, axis + 1, first);
+    const index_t loops = axis < 0 ? 1 : prod<R>(logical, 0, axis);
+    const index_t step = axis < 0 ? 0 : prod<R>(logical, axis, first);
+    for (index_t l = 0; l < loops; ++l) exec(per, (l * step + start) * in_outer, (l * step + start) * out_outer);
     return;
   }
   // Transforms across an inner block (c2c only): stride `inner`, batches adjacent.
-  for (int k = 0; k < p.rank; ++k) p.inembed[k] = p.onembed[k] = m[s0 + k];
+  for (int k = 0; k < p.rank; ++k) p.inembed[k] = p.onembed[k] = logical[first + k];
   p.istride = p.ostride = inner;
   p.idist = p.odist = 1;
-  const index_t outer = prod<R>(m, 0, s0);
-  if (c < 0 || c < s0) {
-    const index_t lo = c < 0 ? 0 : a * prod<R>(m, c + 1, s0), n = c < 0 ? outer : (b - a) * prod<R>(m, c + 1, s0);
-    const index_t loops = c < 0 ? 1 : prod<R>(m, 0, c), step = c < 0 ? 0 : prod<R>(m, c, s0);
+  const index_t outer = prod<R>(logical, 0, first);
+  if (axis < 0 || axis < first) {
+    const index_t lo = axis < 0 ? 0 : begin * prod<R>(logical, axis + 1, first);
+    const index_t n = axis < 0 ? outer : (end - begin) * prod<R>(logical, axis + 1, first);
+    const index_t loops = axis < 0 ? 1 : prod<R>(logical, 0, axis);
+    const index_t step = axis < 0 ? 0 : prod<R>(logical, axis, first);
     for (index_t l = 0; l < loops; ++l)
-      for (index_t o = lo; o < lo + n; ++o) exec(inner, (l * step + o) * ti, (l * step + o) * to);
+      for (index_t o = lo; o < lo + n; ++o) exec(inner, (l * step + o) * in_outer, (l * step + o) * out_outer);
     return;
   }
-  if (c != s1 + 1) throw Error("fft: internal: chunk axis " + std::to_string(c) + " not next to axes " +
-                               std::to_string(s0) + ".." + std::to_string(s1), d);
-  const index_t row = prod<R>(m, c + 1, R);
-  for (index_t o = 0; o < outer; ++o) exec((b - a) * row, o * ti + a * row, o * to + a * row);
+  if (axis != last + 1) throw Error("fft: internal: chunk axis " + std::to_string(axis) + " not next to axes " +
+                               std::to_string(first) + ".." + std::to_string(last), d);
+  const index_t row = prod<R>(logical, axis + 1, R);
+  for (index_t o = 0; o < outer; ++o) exec((end - begin) * row, o * in_outer + begin * row, o * out_outer + begin * row);
 }
 
 }  // namespace detail
@@ -342,40 +345,45 @@ struct detail::Engine {
   // along one axis (fields; a pencil's middle exchange).
   template <class I>
   Stepped step(const Step& x, const std::vector<const I*>& src, local::Array<Out, R + 1> cur) const {
-    const Stage& st = stages[x.stage];
+    const Stage& stage = stages[x.stage];
     const Stream& work = Stream::default_for(dev);
     const index_t fields = x.fields;
-    const int pc = chunk_axis(st, fields);
+    const int produce_axis = chunk_axis(stage, fields);
     if (x.next < 0) {
-      if (!x.done) chunk_pass<I>(st, src, cur, fields, x.transform, pc, 0, 1, work);
+      if (!x.done) chunk_pass<I>(stage, src, cur, fields, x.transform, produce_axis, 0, 1, work);
       return {cur, false};
     }
-    const Stage& nx = stages[x.next];
+    const Stage& next_stage = stages[x.next];
     const Then* then = x.then;
-    const int cc = chunk_axis(nx, fields);
-    bool produce = !x.done, consume = then && cc == pc;
-    if (then && !consume && (x.done || width(nx) > width(st))) {
-      if (!x.done) chunk_pass<I>(st, src, cur, fields, x.transform, pc, 0, 1, work);
+    const int consume_axis = chunk_axis(next_stage, fields);
+    bool produce = !x.done, consume = then && consume_axis == produce_axis;
+    if (then && !consume && (x.done || width(next_stage) > width(stage))) {
+      if (!x.done) chunk_pass<I>(stage, src, cur, fields, x.transform, produce_axis, 0, 1, work);
       produce = false, consume = true;
     }
-    local::Array<Out, R + 1> nxt(batched<R + 1>(fields, block(nx.layout)), dev);
-    std::vector<const Out*> in_nxt;
-    for (index_t f = 0; f < fields; ++f) in_nxt.push_back(nxt.data() + f * local::shape_size(block(nx.layout)));
-    distributed::ExchangeChunking ch{consume ? cc : pc, depth(last_stage().global_size(), fields), {}, {}};
+    local::Array<Out, R + 1> next_data(batched<R + 1>(fields, block(next_stage.layout)), dev);
+    std::vector<const Out*> next_fields;
+    const index_t per_field = local::shape_size(block(next_stage.layout));
+    for (index_t f = 0; f < fields; ++f) next_fields.push_back(next_data.data() + f * per_field);
+    distributed::ExchangeChunking ch{consume ? consume_axis : produce_axis, depth(last_stage().global_size(), fields), {},
+                                     {}};
     if (produce)
-      ch.produce = [&](int s, int k, const Stream& on) { chunk_pass<I>(st, src, cur, fields, x.transform, pc, s, k, on); };
+      ch.produce = [&](int s, int k, const Stream& on) {
+        chunk_pass<I>(stage, src, cur, fields, x.transform, produce_axis, s, k, on);
+      };
     if (consume)
       ch.consume = [&](int s, int k, const Stream& on) {
         if constexpr (real_input) {
           if (then->real)
-            return chunk_pass<Out, In>(nx, in_nxt, *then->real, fields, {lf::Kind::c2r, then->dir, false, then->mult},
-                                       cc, s, k, on);
+            return chunk_pass<Out, In>(next_stage, next_fields, *then->real, fields,
+                                       {lf::Kind::c2r, then->dir, false, then->mult}, consume_axis, s, k, on);
         }
-        chunk_pass<Out>(nx, in_nxt, nxt, fields, {lf::Kind::c2c, then->dir, false, then->mult}, cc, s, k, on);
+        chunk_pass<Out>(next_stage, next_fields, next_data, fields, {lf::Kind::c2c, then->dir, false, then->mult},
+                        consume_axis, s, k, on);
       };
-    distributed::exchange<Out, R + 1>(group(), {boxes(st.layout, fields), cur}, {boxes(nx.layout, fields), nxt},
-                                      work, dev, {.chunking = &ch});
-    return {nxt, consume};
+    distributed::exchange<Out, R + 1>(group(), {boxes(stage.layout, fields), cur},
+                                      {boxes(next_stage.layout, fields), next_data}, work, dev, {.chunking = &ch});
+    return {next_data, consume};
   }
 
   // What the last local pass multiplies its stores by (normalization, a spectral factor), or
