@@ -216,121 +216,160 @@ CacheStats exchange_plan_cache_stats() {
   return PlanCache<R>::current().stats();
 }
 
+namespace {
+// One run of a plan: where each piece is staged, the buffers, then the steps and the unpacking.
 template <class T, int R>
-void run(const ExchangePlan<R>& plan, const comm::ProcessGroup& g, const ExchangeSide<T, R>& src,
-         const ExchangeSide<T, R>& dst, const Stream& user, Device d, const ExchangeOptions& options) {
-  using Side = ExchangeSide<T, R>;
-  const ExchangeChunking* chunking = options.chunking;
-  const int me = g.rank();
-  const int hooks = plan.hooks, sinks = plan.sinks;
-  const auto& sends = plan.sends;
-  const auto& recvs = plan.recvs;
-  DeviceGuard guard(d);
-  auto& transport = detail::exchange_transport(g, d, plan.transport);
-  // A piece goes through a buffer unless every part is contiguous where it lies; with a windowed
-  // transport every received piece lands in the window.
-  auto staged = [me](const Side& side, const ExchangePiece<R>& p) {
-    for (const auto& c : p.parts)
-      if (!side.view(c, me).is_contiguous()) return true;
-    return false;
-  };
-  // A transport that sends rows at a pitch takes such parts as they lie, where the rows are long
-  // (min_direct_row_bytes).
-  auto direct = [&](const ExchangePiece<R>& p) {
-    if (!transport.strided_sends()) return false;
-    for (const auto& c : p.parts) {
-      detail::Rows r;
-      const bool rows = detail::as_rows(src.view(c, me), &r);
-      if (!rows || (r.rows > 1 && r.run * sizeof(T) < min_direct_row_bytes)) return false;
-    }
-    return true;
-  };
-  std::vector<Staging> send_at(sends.size()), recv_at(recvs.size());
-  for (std::size_t k = 0; k < sends.size(); ++k) send_at[k].staged = staged(src, sends[k]) && !direct(sends[k]);
-  for (std::size_t k = 0; k < recvs.size(); ++k) recv_at[k].staged = staged(dst, recvs[k]);
-  int steps = plan.steps;
+class Run {
+ public:
+  Run(const ExchangePlan<R>& plan, const comm::ProcessGroup& g, const ExchangeSide<T, R>& src,
+      const ExchangeSide<T, R>& dst, Device d, const ExchangeOptions& options)
+      : plan_(plan), src_(src), dst_(dst), d_(d), me_(g.rank()), chunking_(options.chunking),
+        transport_(detail::exchange_transport(g, d, plan.transport)), work_(Stream::default_for(d)),
+        // Transfers on their own stream, so that they overlap packing (and FFT stages) on `work`;
+        // high priority, so that NCCL's kernels get SMs as soon as a compute kernel's blocks retire.
+        wire_(Context::current().stream(d, StreamRole::transfer)),
+        send_at_(plan.sends.size()), recv_at_(plan.recvs.size()), steps_(plan.steps) {}
 
-  const Stream& work = Stream::default_for(d);  // packing, local copies, results
-  // Transfers on their own stream, so that they overlap packing (and FFT stages) on `work`;
-  // high priority, so that NCCL's kernels get SMs as soon as a compute kernel's blocks retire.
-  const Stream& wire = Context::current().stream(d, StreamRole::transfer);
-  work.wait_for(user);
+  void operator()(const Stream& user) {
+    choose_staging();
+    work_.wait_for(user);
+    make_buffers();
+    const bool remote = !plan_.sends.empty() || !plan_.recvs.empty();
+    if (remote) wire_.wait_for(work_);  // the source, the destination and the buffers are ready
+    transfer();
+    if (plan_.self) detail::copy_view(dst_.view(*plan_.self, me_), src_.view(*plan_.self, me_));  // overlaps the last transfers
+    unpack();
+    if (remote) work_.wait_for(wire_);  // results, and the buffers' release, after the transfers
+    user.wait_for(work_);               // the source may be overwritten on its stream once we have read it
+  }
+
+ private:
+  // A piece goes through a buffer unless every part is contiguous where it lies; a transport that
+  // sends rows at a pitch takes a source piece as it lies where its rows are long
+  // (min_direct_row_bytes).
+  void choose_staging() {
+    auto scattered = [&](const ExchangeSide<T, R>& side, const ExchangePiece<R>& p) {
+      for (const auto& c : p.parts)
+        if (!side.view(c, me_).is_contiguous()) return true;
+      return false;
+    };
+    auto direct = [&](const ExchangePiece<R>& p) {
+      if (!transport_.strided_sends()) return false;
+      for (const auto& c : p.parts) {
+        detail::Rows r;
+        const bool rows = detail::as_rows(src_.view(c, me_), &r);
+        if (!rows || (r.rows > 1 && r.run * sizeof(T) < min_direct_row_bytes)) return false;
+      }
+      return true;
+    };
+    for (std::size_t k = 0; k < plan_.sends.size(); ++k)
+      send_at_[k].staged = scattered(src_, plan_.sends[k]) && !direct(plan_.sends[k]);
+    for (std::size_t k = 0; k < plan_.recvs.size(); ++k) recv_at_[k].staged = scattered(dst_, plan_.recvs[k]);
+  }
+
   // Staging: a buffer of ours, or the windows of a windowed transport (collective: every rank,
   // even one with nothing to move), where all received parts land, and all sent ones too if the
   // transport says where.
-  char* pack = nullptr;
-  char* unpack = nullptr;
-  if (transport.windowed()) {
-    auto w = transport.begin(steps_of(recvs, sizeof(T)), steps_of(sends, sizeof(T)), work);
-    steps = std::max(steps, w.steps);
-    unpack = w.recv;
-    for (std::size_t k = 0; k < recvs.size(); ++k) recv_at[k].staged = true, recv_at[k].offsets = std::move(w.recv_at[k]);
-    if (w.send) {
-      pack = w.send;
-      for (std::size_t k = 0; k < sends.size(); ++k) send_at[k].staged = true, send_at[k].offsets = std::move(w.send_at[k]);
+  void make_buffers() {
+    if (transport_.windowed()) {
+      auto w = transport_.begin(steps_of(plan_.recvs, sizeof(T)), steps_of(plan_.sends, sizeof(T)), work_);
+      steps_ = std::max(steps_, w.steps);
+      unpack_ = w.recv;
+      for (std::size_t k = 0; k < recv_at_.size(); ++k) recv_at_[k].staged = true, recv_at_[k].offsets = std::move(w.recv_at[k]);
+      if (w.send) {
+        pack_ = w.send;
+        for (std::size_t k = 0; k < send_at_.size(); ++k) send_at_[k].staged = true, send_at_[k].offsets = std::move(w.send_at[k]);
+      }
     }
+    if (!pack_)
+      if (const std::size_t n = place(plan_.sends, send_at_, sizeof(T)))
+        pack_buf_.emplace(n, work_), pack_ = static_cast<char*>(pack_buf_->data());
+    if (!unpack_)
+      if (const std::size_t n = place(plan_.recvs, recv_at_, sizeof(T)))
+        unpack_buf_.emplace(n, work_), unpack_ = static_cast<char*>(unpack_buf_->data());
   }
-  std::optional<Buffer> pack_buf, unpack_buf;
-  if (!pack) {
-    if (const std::size_t n = place(sends, send_at, sizeof(T))) pack_buf.emplace(n, work), pack = static_cast<char*>(pack_buf->data());
-  }
-  if (!unpack) {
-    if (const std::size_t n = place(recvs, recv_at, sizeof(T))) unpack_buf.emplace(n, work), unpack = static_cast<char*>(unpack_buf->data());
-  }
-  auto staging = [&](char* b, const ExchangePiece<R>& p, const Staging& at, int k) {
-    return local::Array<T, R>::view(reinterpret_cast<T*>(b + at.offsets[k]), p.parts[k].shape(), d);
-  };
-  const bool remote = !sends.empty() || !recvs.empty();
-  if (remote) wire.wait_for(work);  // the source, the destination and the buffers are ready
 
-  std::vector<std::pair<int, Event>> arrived;  // steps with staged receives (any, for a consumer), and their events
-  for (int s = 0; s < steps; ++s) {
-    if (s < hooks) chunking->produce(s, hooks, work);
-    bool packed = false;
-    for (std::size_t k = 0; k < sends.size(); ++k)
-      if (send_at[k].staged && s < static_cast<int>(sends[k].parts.size()))
-        detail::copy_view(staging(pack, sends[k], send_at[k], s), src.view(sends[k].parts[s], me)), packed = true;
-    // The transfers of step s read what the producer or the packing just wrote on `work`.
-    if (packed || s < hooks) wire.wait_for(work);
-    std::vector<detail::Message> out, in;
-    bool staged_in = false;
-    for (std::size_t k = 0; k < sends.size(); ++k) {
-      const auto& p = sends[k];
-      if (s >= static_cast<int>(p.parts.size())) continue;
-      const auto part = send_at[k].staged ? staging(pack, p, send_at[k], s) : src.view(p.parts[s], me);
-      detail::Message m{p.peer, part.data(), static_cast<std::size_t>(p.parts[s].size())};
-      if (detail::Rows r; !send_at[k].staged && !part.is_contiguous() && detail::as_rows(part, &r))
-        m.rows = static_cast<std::size_t>(r.rows), m.pitch = static_cast<std::size_t>(r.pitch);
-      out.push_back(m);
-    }
-    for (std::size_t k = 0; k < recvs.size(); ++k) {
-      const auto& p = recvs[k];
-      if (s >= static_cast<int>(p.parts.size())) continue;
-      T* buf = recv_at[k].staged ? staging(unpack, p, recv_at[k], s).data() : dst.view(p.parts[s], me).data();
-      in.push_back({p.peer, buf, static_cast<std::size_t>(p.parts[s].size())});
-      staged_in = staged_in || recv_at[k].staged;
-    }
-    transport.step(s, out, in, dtype_v<T>, wire);
-    if (staged_in || (s < sinks && !in.empty())) {
-      arrived.emplace_back(s, Event(d));
-      arrived.back().second.record(wire);
+  local::Array<T, R> staging(char* b, const ExchangePiece<R>& p, const Staging& at, int k) const {
+    return local::Array<T, R>::view(reinterpret_cast<T*>(b + at.offsets[k]), p.parts[k].shape(), d_);
+  }
+
+  // Step by step: produce (hook) and pack part s on `work`, then its transfers on `wire`; records
+  // when the staged parts (or, for a consumer, any parts) of a step have arrived.
+  void transfer() {
+    const auto& sends = plan_.sends;
+    const auto& recvs = plan_.recvs;
+    for (int s = 0; s < steps_; ++s) {
+      if (s < plan_.hooks) chunking_->produce(s, plan_.hooks, work_);
+      bool packed = false;
+      for (std::size_t k = 0; k < sends.size(); ++k)
+        if (send_at_[k].staged && s < static_cast<int>(sends[k].parts.size()))
+          detail::copy_view(staging(pack_, sends[k], send_at_[k], s), src_.view(sends[k].parts[s], me_)), packed = true;
+      // The transfers of step s read what the producer or the packing just wrote on `work`.
+      if (packed || s < plan_.hooks) wire_.wait_for(work_);
+      std::vector<detail::Message> out, in;
+      bool staged_in = false;
+      for (std::size_t k = 0; k < sends.size(); ++k) {
+        const auto& p = sends[k];
+        if (s >= static_cast<int>(p.parts.size())) continue;
+        const auto part = send_at_[k].staged ? staging(pack_, p, send_at_[k], s) : src_.view(p.parts[s], me_);
+        detail::Message m{p.peer, part.data(), static_cast<std::size_t>(p.parts[s].size())};
+        if (detail::Rows r; !send_at_[k].staged && !part.is_contiguous() && detail::as_rows(part, &r))
+          m.rows = static_cast<std::size_t>(r.rows), m.pitch = static_cast<std::size_t>(r.pitch);
+        out.push_back(m);
+      }
+      for (std::size_t k = 0; k < recvs.size(); ++k) {
+        const auto& p = recvs[k];
+        if (s >= static_cast<int>(p.parts.size())) continue;
+        T* buf = recv_at_[k].staged ? staging(unpack_, p, recv_at_[k], s).data() : dst_.view(p.parts[s], me_).data();
+        in.push_back({p.peer, buf, static_cast<std::size_t>(p.parts[s].size())});
+        staged_in = staged_in || recv_at_[k].staged;
+      }
+      transport_.step(s, out, in, dtype_v<T>, wire_);
+      if (staged_in || (s < plan_.sinks && !in.empty())) {
+        arrived_.emplace_back(s, Event(d_));
+        arrived_.back().second.record(wire_);
+      }
     }
   }
-  if (plan.self) detail::copy_view(dst.view(*plan.self, me), src.view(*plan.self, me));  // overlaps the last transfers
-  // Unpacks in step order, each after its arrival; the consumer's chunk s once all of it is in place.
-  auto next = arrived.begin();
-  for (int s = 0; s < steps; ++s) {
-    if (next != arrived.end() && next->first == s) {
-      next->second.wait_on(work);
-      for (std::size_t k = 0; k < recvs.size(); ++k)
-        if (recv_at[k].staged && s < static_cast<int>(recvs[k].parts.size()))
-          detail::copy_view(dst.view(recvs[k].parts[s], me), staging(unpack, recvs[k], recv_at[k], s));
-      ++next;
+
+  // Unpacks in step order, each after its arrival; the consumer's part s once all of it is in place.
+  void unpack() {
+    auto next = arrived_.begin();
+    for (int s = 0; s < steps_; ++s) {
+      if (next != arrived_.end() && next->first == s) {
+        next->second.wait_on(work_);
+        for (std::size_t k = 0; k < plan_.recvs.size(); ++k)
+          if (recv_at_[k].staged && s < static_cast<int>(plan_.recvs[k].parts.size()))
+            detail::copy_view(dst_.view(plan_.recvs[k].parts[s], me_), staging(unpack_, plan_.recvs[k], recv_at_[k], s));
+        ++next;
+      }
+      if (s < plan_.sinks) chunking_->consume(s, plan_.sinks, work_);
     }
-    if (s < sinks) chunking->consume(s, sinks, work);
   }
-  if (remote) work.wait_for(wire);  // results, and the buffers' release, after the transfers
-  user.wait_for(work);              // the source may be overwritten on its stream once we have read it
+
+  const ExchangePlan<R>& plan_;
+  const ExchangeSide<T, R>& src_;
+  const ExchangeSide<T, R>& dst_;
+  Device d_;
+  int me_;
+  const ExchangeChunking* chunking_;
+  detail::ExchangeTransport& transport_;
+  const Stream& work_;  // packing, local copies, results
+  const Stream& wire_;
+  std::vector<Staging> send_at_, recv_at_;
+  int steps_;
+  char* pack_ = nullptr;
+  char* unpack_ = nullptr;
+  std::optional<Buffer> pack_buf_, unpack_buf_;
+  std::vector<std::pair<int, Event>> arrived_;  // steps with staged receives (any, for a consumer), and their events
+};
+}  // namespace
+
+template <class T, int R>
+void run(const ExchangePlan<R>& plan, const comm::ProcessGroup& g, const ExchangeSide<T, R>& src,
+         const ExchangeSide<T, R>& dst, const Stream& user, Device d, const ExchangeOptions& options) {
+  DeviceGuard guard(d);
+  Run<T, R>(plan, g, src, dst, d, options)(user);
 }
 
 template <class T, int R>
