@@ -11,6 +11,7 @@
 #include "../detail/copy_rows.hpp"
 #include "../detail/transport.hpp"
 #include "tessera/local/context_cache.hpp"
+#include "tessera/local/jit/compiler.hpp"  // fnv1a
 #include "tessera/local/element_types.hpp"
 #include "tessera/local/memory.hpp"
 #include "tessera/local/settings.hpp"
@@ -106,7 +107,7 @@ namespace {
 template <int R>
 struct PlanKey {
   long long comm;
-  std::string device;
+  Device device;
   std::size_t esz;
   std::vector<Box<R>> src, dst;
   int max_chunks, axis, hooks, sinks;
@@ -117,15 +118,14 @@ struct PlanKey {
 };
 template <int R>
 struct PlanKeyHash {
+  static_assert(sizeof(Box<R>) == 2 * R * sizeof(index_t), "boxes are hashed as their bytes");
   std::size_t operator()(const PlanKey<R>& k) const {
-    std::size_t h = 1469598103934665603ull;
-    const auto mix = [&h](long long v) { h = (h ^ static_cast<std::size_t>(v)) * 1099511628211ull; };
-    mix(k.comm), mix(static_cast<long long>(k.esz)), mix(k.max_chunks), mix(k.axis), mix(k.hooks), mix(k.sinks);
-    mix(k.min_chunk_bytes), mix(k.taper), mix(static_cast<int>(k.transport));
-    for (const auto* side : {&k.src, &k.dst})
-      for (const auto& b : *side)
-        for (int a = 0; a < R; ++a) mix(b.lo[a]), mix(b.hi[a]);
-    return h ^ std::hash<std::string>()(k.device);
+    const long long scalars[] = {k.comm, static_cast<int>(k.device.kind()), k.device.index(), static_cast<long long>(k.esz),
+                                 k.max_chunks, k.axis, k.hooks, k.sinks, k.min_chunk_bytes, k.taper,
+                                 static_cast<int>(k.transport)};
+    std::uint64_t h = local::jit::fnv1a(scalars, sizeof scalars);
+    h = local::jit::fnv1a(k.src.data(), k.src.size() * sizeof(Box<R>), h);
+    return static_cast<std::size_t>(local::jit::fnv1a(k.dst.data(), k.dst.size() * sizeof(Box<R>), h));
   }
 };
 template <int R>
@@ -203,7 +203,7 @@ std::shared_ptr<const ExchangePlan<R>> plan_exchange(const comm::ProcessGroup& g
     for (const auto& b : src.boxes) global += static_cast<std::size_t>(b.size()) * sizeof(T);
     chosen = detail::automatic_transport(g, d, global);
   }
-  PlanKey<R> key{static_cast<long long>(MPI_Comm_c2f(g.mpi_comm())), d.str(), sizeof(T), src.boxes, dst.boxes,
+  PlanKey<R> key{static_cast<long long>(MPI_Comm_c2f(g.mpi_comm())), d, sizeof(T), src.boxes, dst.boxes,
                  tune.max_chunks, tune.axis, hooks, sinks, tune.min_chunk_bytes, distributed::settings().exchange_taper,
                  chosen};
   return PlanCache<R>::current().get(key, [&] {

@@ -16,6 +16,7 @@
 #include <mutex>
 
 #include "tessera/local/context_cache.hpp"
+#include "tessera/local/jit/compiler.hpp"  // fnv1a
 #include "tessera/local/element_types.hpp"
 #include <optional>
 #include <utility>
@@ -204,7 +205,16 @@ struct PoolKey {
 };
 template <int R>
 struct PoolKeyHash {
-  std::size_t operator()(const PoolKey<R>& k) const { return std::hash<std::string>()(k.layout.str() + k.device.str()); }
+  // From the shape, splits and halo widths (no string built on this per-exchange path); equal
+  // keys still compare whole layouts.
+  std::size_t operator()(const PoolKey<R>& k) const {
+    const auto& l = k.layout;
+    std::uint64_t h = local::jit::fnv1a(l.global_shape().data(), sizeof(index_t) * R);
+    h = local::jit::fnv1a(l.split().data(), sizeof(l.split()[0]) * R, h);
+    h = local::jit::fnv1a(l.halo().data(), sizeof(index_t) * R, h);
+    const int dev[2] = {static_cast<int>(k.device.kind()), k.device.index()};
+    return static_cast<std::size_t>(local::jit::fnv1a(dev, sizeof dev, h));
+  }
 };
 // The current Context's pools, at most 8 layouts (the least recently used idle one goes first):
 // their buffers and events end with it.

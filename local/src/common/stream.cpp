@@ -73,7 +73,7 @@ Stream& Stream::default_for(Device d) { return Context::current().stream(d, Stre
 void Stream::synchronize() const { rt(device_).stream_synchronize(device_.index(), handle_); }
 
 void Stream::wait_for(const Stream& other) const {
-  if (&other == this || other.device_.is_host() || (other.device_ == device_ && other.handle_ == handle_)) return;
+  if (other.device_.is_host() || (other.device_ == device_ && other.handle_ == handle_)) return;  // also this stream
   Event e(other.device_);
   e.record(other);
   e.wait_on(*this);

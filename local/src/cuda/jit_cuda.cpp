@@ -115,14 +115,14 @@ std::string kernel_name(const std::string& key) {
 // The kernel `name` for memory-cache key `kernel_key` on `device`, its cubin from `image()` on a miss.
 cudaKernel_t kernel_for(const std::string& kernel_key, const std::string& name, int device, Origin& origin,
                         const std::function<std::vector<char>(int arch)>& image_for) {
-  Loaded& loaded = Loaded::current();
-  const auto key = std::make_pair(device, kernel_key);
-  if (const auto hit = loaded.find(key)) {
-    origin = Origin::memory;
-    return hit->kernel;
-  }
   // Compiled and loaded outside the cache's lock; where two threads miss at once, one load wins.
-  return loaded.get(key, [&] { return std::make_shared<const LoadedKernel>(image_for(arch_of(device)), name); })->kernel;
+  bool made = false;
+  const auto k = Loaded::current().get(std::make_pair(device, kernel_key), [&] {
+    made = true;
+    return std::make_shared<const LoadedKernel>(image_for(arch_of(device)), name);
+  });
+  if (!made) origin = Origin::memory;
+  return k->kernel;
 }
 
 struct Dims {

@@ -1,7 +1,7 @@
 // Internal: a length-N FFT along the outermost axis of row-major data (N = P*Q, P >= Q, both
 // powers of two <= 32), one pass over memory: the GPU kernel behind split cuFFT plans
 // (fft_cufft.cpp: this pass, then a batched 2-D cuFFT over the inner axes), carrying the plan's
-// scale in its stores. Written once for the kernel (src/cuda/fft_axis0.cu) and a host emulation
+// scale in its stores. Written once for the kernel (fft_axis0.cu) and a host emulation
 // of one thread block (tests/local/test_fft_axis0.cpp checks the algorithm in CI).
 //
 // A block takes C adjacent columns (one 64- or 128-byte row segment) of all N rows. Four-step:

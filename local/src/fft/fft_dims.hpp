@@ -1,5 +1,5 @@
-// Internal: the size arithmetic shared by FFT plan validation (src/common/fft_plan.cpp) and the
-// backends that lay out strides from the same descriptor (src/host/fft_fftw.cpp).
+// Internal: the size arithmetic shared by FFT plan validation (fft_plan.cpp) and the
+// backends that lay out strides from the same descriptor (fft_fftw.cpp).
 #pragma once
 #include <array>
 

@@ -1,5 +1,5 @@
 // FFT plans: descriptor validation, the plan object and its cache (backend-neutral). The
-// backends: FFTW3 in src/host/fft_fftw.cpp, cuFFT in src/cuda/fft_cufft.cpp.
+// backends: FFTW3 in fft_fftw.cpp, cuFFT in fft_cufft.cpp (this folder).
 #include "tessera/local/fft_plan.hpp"
 #include "tessera/local/context_cache.hpp"
 

@@ -1,5 +1,5 @@
 // Internal: the factor a store-multiplying FFT plan applies to each output element, in one form
-// for the cuFFT LTO store callbacks (src/cuda/fft_callbacks.cu, compiled to LTO-IR on its own),
+// for the cuFFT LTO store callbacks (fft_callbacks.cu, compiled to LTO-IR on its own),
 // the GPU fallback pass and the FFTW loop. Plain C arrays: this header is also compiled as C++17
 // by the callback build, without the library's other headers.
 #pragma once

@@ -1,5 +1,5 @@
-// Internal (CUDA backend): the kernels behind store-multiplying cuFFT plans (src/cuda/fft_store.cu)
-// and the embedded LTO-IR of their callbacks (generated from src/cuda/fft_callbacks.cu).
+// Internal (CUDA backend): the kernels behind store-multiplying cuFFT plans (fft_store.cu)
+// and the embedded LTO-IR of their callbacks (generated from fft_callbacks.cu).
 #pragma once
 #include <cuda_runtime_api.h>
 
