@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Compares two builds of Tessera on this machine, side by side in one run: bench_local (2^28
-elements, with its axis-sum, strided-copy and cast figures), bench_fft 512^3 c2c and heat3d --n 512, each run alternately (A, B, A, B, ...) `--rounds`
-times; prints the median of each figure and the ratio B/A (for times, A/B: > 1 means B is faster).
+elements, with its axis-sum, strided-copy and cast figures), bench_fft 512^3 c2c, heat3d --n 512
+and bench_io (1 rank, --io-gib GiB of float32: .npy and Zarr v2/v3, raw and Blosc-LZ4), each run
+alternately (A, B, A, B, ...) `--rounds` times; prints the median of each figure and the ratio B/A (for times, A/B: > 1 means B is faster).
 
   apps/bench/ab_builds.py OLD_BUILD NEW_BUILD [--rounds 3]
 """
@@ -49,16 +50,35 @@ def heat3d(build):
     return {"heat3d 512^3 double GB/s": float(m.group(1))}
 
 
+IO_GIB = 1
+
+
+def bench_io(build):
+    text = run([f"{build}/apps/bench_io", "--gib", str(IO_GIB), "--reps", "3", "--formats", "npy,zarr,zarr3",
+                "--codecs", "raw,blosc-lz4", "--dir", "/tmp/ab_builds_io"])
+    figures = {}
+    for line in text.splitlines():
+        f = line.split()  # RESULT tessera FORMAT CODEC OP GB/s
+        if len(f) == 6 and f[0] == "RESULT":
+            figures[f"io {f[2]} {f[3]} {f[4]} GB/s"] = float(f[5])
+    if not figures:
+        sys.exit("ab_builds: no RESULT lines in bench_io's output:\n" + text)
+    return figures
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("a", help="build directory A (before)")
     p.add_argument("b", help="build directory B (after)")
     p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--io-gib", type=float, default=IO_GIB, help="bench_io's array size (0: no bench_io)")
     o = p.parse_args()
+    benches = [bench_local, bench_fft, heat3d] + ([bench_io] if o.io_gib > 0 else [])
+    globals()["IO_GIB"] = o.io_gib
     samples = {}
     for _ in range(o.rounds):
         for side, build in (("A", o.a), ("B", o.b)):
-            for bench in (bench_local, bench_fft, heat3d):
+            for bench in benches:
                 for key, value in bench(build).items():
                     samples.setdefault(key, {"A": [], "B": []})[side].append(value)
     print(f"{'figure':30s} {'A (median)':>12s} {'B (median)':>12s} {'B vs A':>8s}")

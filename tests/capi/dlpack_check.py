@@ -33,7 +33,8 @@ def ok(status):
 
 
 rt, grid, lay, arr = Handle(), Handle(), Handle(), Handle()
-ok(lib.tessera_runtime_create_world(b"cuda" if cuda else None, ctypes.byref(rt)))
+# numpy reads host memory only: a GPU build would put the array on its GPU by default.
+ok(lib.tessera_runtime_create_world(b"cuda" if cuda else b"host", ctypes.byref(rt)))
 rank, size = ctypes.c_int(), ctypes.c_int()
 ok(lib.tessera_runtime_rank(rt, ctypes.byref(rank), ctypes.byref(size)))
 I64x2 = ctypes.c_int64 * 2
