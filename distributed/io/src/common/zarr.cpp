@@ -325,282 +325,448 @@ std::size_t g_stage_bytes = std::size_t(64) << 20;
 void set_zarr_stage_bytes(std::size_t bytes) { g_stage_bytes = std::max<std::size_t>(bytes, 1); }
 std::size_t zarr_stage_bytes() { return g_stage_bytes; }
 
-void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk_shape, const ZarrWriteOptions& o) {
-  const auto& g = s.group;
-  const std::size_t es = s.elem;
-  const ZarrayMeta m = write_meta(s, chunk_shape, o);
-  const std::string where = "save_zarr: " + dir + ": ";
+namespace {
 
-  std::string err;
-  if (g.rank() == 0) {
-    try {
-      fs::create_directories(dir);
-      const fs::path d(dir);
-      // The other format's metadata goes first: load_zarr prefers zarr.json.
-      for (const char* old : {"zarr.json", ".zarray", ".zattrs"}) fs::remove(d / old);
-      if (m.format == 3) {
-        write_text(d / "zarr.json", make_zarr_json(m), o.durable);
-      } else {
-        write_text(d / ".zarray", make_zarray(m), o.durable);
-        write_text(d / ".zattrs", m.attributes, o.durable);
-      }
-    } catch (const std::exception& e) {
-      err = where + tessera::detail::message_of(e);
-    }
+// One rank's part of a save, in phases: rank 0 writes the metadata; every chunk is then written
+// by its owner (chunk_owner), which gathers the chunk's pieces from the other non-replica ranks
+// holding part of it (a chunk file has one writer). Chunks an owner holds whole are written while
+// its block is still being staged to the host; the others once their pieces have arrived.
+class ZarrSave {
+ public:
+  ZarrSave(const std::string& dir, const ZarrShard& s, const Vec& chunk_shape, const ZarrWriteOptions& o)
+      : dir_(dir), s_(s), o_(o), g_(s.group), es_(s.elem), meta_(write_meta(s, chunk_shape, o)),
+        where_("save_zarr: " + dir + ": "), grid_(s.global, meta_.chunks), me_(g_.rank()), block_(s.boxes[me_]),
+        my_ext_(block_.shape()), type_{meta_.chunks, es_, dtype_swap_unit(meta_.dtype), std::string(es_, '\0')},
+        chunk_bytes_(static_cast<std::size_t>(type_.count()) * es_),
+        // A shard with nothing after it is written piece by piece, raw inner chunks straight from the data.
+        by_pieces_(meta_.codecs.shard && meta_.codecs.transpose.empty() && !meta_.codecs.big_endian &&
+                   meta_.codecs.bytes.empty()) {}
+  ZarrSave(const ZarrSave&) = delete;
+  ZarrSave& operator=(const ZarrSave&) = delete;
+  // Also when an exception leaves (a failed exchange of pieces): never a joinable thread's destructor.
+  ~ZarrSave() {
+    if (early_pool_.joinable()) early_pool_.join();
   }
-  g.agree<IoError>(err);
 
-  // Exchange: every non-replica rank sends the part of each chunk it holds to the chunk's owner.
-  const ChunkGrid grid(s.global, m.chunks);
-  const int me = g.rank();
+  void operator()() {
+    write_metadata();
+    plan_pieces();
+    split_early_late();
+    write_early_while_staging();
+    send_pieces();
+    const std::string late_err = write_late();
+    agree_on_errors(late_err);
+  }
+
+ private:
+  // The part of chunk idx that one non-replica rank holds, on its way to the chunk's owner.
   struct Piece {
     Vec idx;
-    DynBox box;  // the part of chunk idx it carries
+    DynBox box;
     PooledBytes data;
   };
-  std::vector<Piece> sends, recvs;
-  std::vector<int> send_to, recv_from;
-  std::map<Vec, std::vector<const Piece*>> mine;  // chunks this rank writes, with the pieces it receives
-  const DynBox& block = s.boxes[me];
-  if (s.canonical[me]) {
-    grid.for_each(block, [&](const Vec& idx) {
-      const int owner = chunk_owner(s, grid.lo(idx));
-      if (owner == me) return void(mine[idx]);
-      sends.push_back(Piece{idx, grid.box(idx).intersect(block), {}});
-      send_to.push_back(owner);
-    });
-  }
-  grid.for_each(DynBox{Vec(s.global.size(), 0), s.global}, [&](const Vec& idx) {
-    if (chunk_owner(s, grid.lo(idx)) != me) return;
-    for (int r = 0; r < g.size(); ++r) {
-      if (r == me || !s.canonical[r]) continue;
-      Piece p{idx, grid.box(idx).intersect(s.boxes[r]), {}};
-      const auto sz = p.box.size();
-      if (sz == 0) continue;
-      p.data = PooledBytes(static_cast<std::size_t>(sz) * es);
-      recv_from.push_back(r);
-      recvs.push_back(std::move(p));
-    }
-  });
-  for (const auto& p : recvs) mine[p.idx].push_back(&p);
-  // Chunks of this rank's rows alone are written while the block is staged and the pieces travel;
-  // those with pieces from other ranks after the exchange.
-  std::vector<std::pair<Vec, std::vector<const Piece*>>> early, late;
-  for (auto& [idx, pieces] : mine) (pieces.empty() ? early : late).emplace_back(idx, pieces);
-  const int threads = io_threads(g);
-  const int inner_threads = std::max(1, threads / std::max<int>(1, static_cast<int>(mine.size())));
-  const detail::ChunkType type{m.chunks, es, dtype_swap_unit(m.dtype), std::string(es, '\0')};
-  const std::size_t chunk_bytes = static_cast<std::size_t>(type.count()) * es;
-  const Vec my_ext = block.shape();
-  std::mutex dirs_mutex;
-  // A shard with nothing after it is written piece by piece, raw inner chunks straight from the data.
-  const bool by_pieces = m.codecs.shard && m.codecs.transpose.empty() && !m.codecs.big_endian && m.codecs.bytes.empty();
-  // The chunk at `data` (chunk_bytes, C order) encoded and written to `path`.
-  const auto encode_to = [&](const fs::path& path, const char* data) {
-    if (by_pieces)
-      return write_file(path, detail::encode_shard_pieces(*m.codecs.shard, data, type, inner_threads).pieces, o.durable);
-    const auto e = encode_chunk(m.codecs, data, type, inner_threads);  // raw: `data` itself
-    write_file(path, e.bytes.data(), e.bytes.size(), o.durable);
-  };
-  const auto write_chunk = [&](const Vec& idx, const std::vector<const Piece*>& pieces) {
-    const fs::path path = fs::path(dir) / chunk_key(m, idx);
-    if (m.separator == '/' && path.has_parent_path()) {
-      std::lock_guard<std::mutex> lock(dirs_mutex);  // create_directories races with itself
-      fs::create_directories(path.parent_path());
-    }
-    const DynBox chunk = grid.box(idx), held = chunk.intersect(block);
-    const bool whole = chunk.shape() == m.chunks && pieces.empty() && s.canonical[me] && held == chunk;
-    if (whole && block.has_run(chunk))  // one run of this rank's block: from the block
-      return encode_to(path, static_cast<const char*>(s.host) + block.offset_of(chunk.lo) * es);
-    PooledBytes buf(chunk_bytes);
-    std::memset(buf.data(), 0, chunk_bytes);  // the edges keep the fill value 0
-    if (s.canonical[me])
-      copy_region(buf.data(), chunk.lo, m.chunks, static_cast<const char*>(s.host), block.lo, my_ext, held.lo, held.hi, es);
-    for (const Piece* p : pieces)
-      copy_region(buf.data(), chunk.lo, m.chunks, p->data.data(), p->box.lo, p->box.shape(), p->box.lo, p->box.hi, es);
-    encode_to(path, buf.data());
-  };
+  using Pieces = std::vector<const Piece*>;
 
-  // Staging: rows [0, staged) of the block are in `s.host`; early workers wait for their rows.
-  const std::int64_t rows = s.canonical[me] && !my_ext.empty() ? my_ext[0] : 0;
-  std::int64_t staged = s.stage ? 0 : rows;
-  bool stage_failed = false;
-  std::mutex stage_mutex;
-  std::condition_variable stage_cv;
-  std::string early_err, stage_err;
-  std::thread early_pool([&] {
-    early_err = parallel_for(early.size(), threads, [&](std::size_t i) {
-      const std::int64_t need = block.lo.empty() ? 0 : std::min(grid.hi(early[i].first)[0], block.hi[0]) - block.lo[0];
-      {
-        std::unique_lock<std::mutex> lock(stage_mutex);
-        stage_cv.wait(lock, [&] { return staged >= need || stage_failed; });
-        if (stage_failed) return;
+  // Rank 0 writes the metadata; all ranks agree on its failure before any chunk is written.
+  void write_metadata() {
+    std::string err;
+    if (g_.rank() == 0) {
+      try {
+        fs::create_directories(dir_);
+        const fs::path d(dir_);
+        // The other format's metadata goes first: load_zarr prefers zarr.json.
+        for (const char* old : {"zarr.json", ".zarray", ".zattrs"}) fs::remove(d / old);
+        if (meta_.format == 3) {
+          write_text(d / "zarr.json", make_zarr_json(meta_), o_.durable);
+        } else {
+          write_text(d / ".zarray", make_zarray(meta_), o_.durable);
+          write_text(d / ".zattrs", meta_.attributes, o_.durable);
+        }
+      } catch (const std::exception& e) {
+        err = where_ + tessera::detail::message_of(e);
       }
-      write_chunk(early[i].first, early[i].second);
-    });
-  });
-  struct Joiner {  // also when an exception leaves (a failed exchange): never a joinable thread's destructor
-    std::thread& t;
-    ~Joiner() {
-      if (t.joinable()) t.join();
     }
-  } joiner{early_pool};
-  try {
-    for (std::int64_t r0 = 0; s.stage && r0 < rows; r0 += s.stage_rows) {
-      const std::int64_t n = std::min(s.stage_rows, rows - r0);
-      s.stage(r0, n);
-      std::lock_guard<std::mutex> lock(stage_mutex);
-      staged = r0 + n;
-      stage_cv.notify_all();
-    }
-  } catch (const std::exception& e) {
-    stage_err = "staging failed: " + tessera::detail::message_of(e);
-    std::lock_guard<std::mutex> lock(stage_mutex);
-    stage_failed = true;
-    stage_cv.notify_all();
+    g_.agree<IoError>(err);
   }
-  if (stage_err.empty())
-    parallel_for(sends.size(), threads, [&](std::size_t i) {
-      Piece& p = sends[i];
-      p.data = PooledBytes(static_cast<std::size_t>(p.box.size()) * es);
-      copy_region(p.data.data(), p.box.lo, p.box.shape(), static_cast<const char*>(s.host), block.lo, my_ext, p.box.lo,
-                  p.box.hi, es);
+
+  // Which chunks this rank writes (mine_), which pieces it sends and which it receives.
+  void plan_pieces() {
+    plan_sends();
+    plan_receives();
+    for (const auto& p : recvs_) mine_[p.idx].push_back(&p);
+  }
+
+  // A non-replica rank walks the chunks its block overlaps: its own, and a piece for every other owner.
+  void plan_sends() {
+    if (!s_.canonical[me_]) return;
+    grid_.for_each(block_, [&](const Vec& idx) {
+      const int owner = chunk_owner(s_, grid_.lo(idx));
+      if (owner == me_) return void(mine_[idx]);
+      sends_.push_back(Piece{idx, grid_.box(idx).intersect(block_), {}});
+      send_to_.push_back(owner);
     });
-  else
-    for (auto& p : sends) {  // sent anyway (zeros): the receivers wait for them
-      p.data = PooledBytes(static_cast<std::size_t>(p.box.size()) * es);
-      if (p.data.size() > 0) std::memset(p.data.data(), 0, p.data.size());
+  }
+
+  // For each chunk this rank owns, a receive buffer per other non-replica rank holding part of it.
+  void plan_receives() {
+    grid_.for_each(DynBox{Vec(s_.global.size(), 0), s_.global}, [&](const Vec& idx) {
+      if (chunk_owner(s_, grid_.lo(idx)) != me_) return;
+      for (int r = 0; r < g_.size(); ++r) {
+        if (r == me_ || !s_.canonical[r]) continue;
+        Piece p{idx, grid_.box(idx).intersect(s_.boxes[r]), {}};
+        const auto sz = p.box.size();
+        if (sz == 0) continue;
+        p.data = PooledBytes(static_cast<std::size_t>(sz) * es_);
+        recv_from_.push_back(r);
+        recvs_.push_back(std::move(p));
+      }
+    });
+  }
+
+  // Chunks of this rank's rows alone are written while the block is staged and the pieces travel;
+  // those with pieces from other ranks after the exchange of pieces.
+  void split_early_late() {
+    for (auto& [idx, pieces] : mine_) (pieces.empty() ? early_ : late_).emplace_back(idx, pieces);
+    threads_ = io_threads(g_);
+    inner_threads_ = std::max(1, threads_ / std::max<int>(1, static_cast<int>(mine_.size())));
+  }
+
+  // The early chunks go to a pool, each as soon as staging has brought its rows to the host, while
+  // this thread stages the block (stage() copies from the device: they stay on the calling thread).
+  void write_early_while_staging() {
+    const std::int64_t rows = s_.canonical[me_] && !my_ext_.empty() ? my_ext_[0] : 0;
+    staged_ = s_.stage ? 0 : rows;
+    early_pool_ = std::thread([this] {
+      early_err_ = parallel_for(early_.size(), threads_, [this](std::size_t i) { write_early(i); });
+    });
+    stage_block(rows);
+  }
+
+  // Early chunk i once rows [0, its last row) of the block are staged; nothing if staging failed.
+  void write_early(std::size_t i) {
+    const Vec& idx = early_[i].first;
+    const std::int64_t need = block_.lo.empty() ? 0 : std::min(grid_.hi(idx)[0], block_.hi[0]) - block_.lo[0];
+    {
+      std::unique_lock<std::mutex> lock(stage_mutex_);
+      stage_cv_.wait(lock, [&] { return staged_ >= need || stage_failed_; });
+      if (stage_failed_) return;
     }
-  {
+    write_chunk(idx, early_[i].second);
+  }
+
+  // Rows [0, staged_) of the block are in `s.host`; a failure wakes the early workers to give up.
+  void stage_block(std::int64_t rows) {
+    try {
+      for (std::int64_t r0 = 0; s_.stage && r0 < rows; r0 += s_.stage_rows) {
+        const std::int64_t n = std::min(s_.stage_rows, rows - r0);
+        s_.stage(r0, n);
+        std::lock_guard<std::mutex> lock(stage_mutex_);
+        staged_ = r0 + n;
+        stage_cv_.notify_all();
+      }
+    } catch (const std::exception& e) {
+      stage_err_ = "staging failed: " + tessera::detail::message_of(e);
+      std::lock_guard<std::mutex> lock(stage_mutex_);
+      stage_failed_ = true;
+      stage_cv_.notify_all();
+    }
+  }
+
+  // Packs the outgoing pieces from the staged block and trades them for the incoming ones in one
+  // group of sends and receives, while the early chunks are still being written.
+  void send_pieces() {
+    pack_pieces();
     comm::Group group;
-    for (std::size_t i = 0; i < sends.size(); ++i) g.send(sends[i].data.data(), sends[i].data.size() / es, s.dtype, send_to[i], host_stream());
-    for (std::size_t i = 0; i < recvs.size(); ++i) g.recv(recvs[i].data.data(), recvs[i].data.size() / es, s.dtype, recv_from[i], host_stream());
+    for (std::size_t i = 0; i < sends_.size(); ++i)
+      g_.send(sends_[i].data.data(), sends_[i].data.size() / es_, s_.dtype, send_to_[i], host_stream());
+    for (std::size_t i = 0; i < recvs_.size(); ++i)
+      g_.recv(recvs_[i].data.data(), recvs_[i].data.size() / es_, s_.dtype, recv_from_[i], host_stream());
     group.end();
   }
-  err = stage_err.empty() ? parallel_for(late.size(), threads, [&](std::size_t i) { write_chunk(late[i].first, late[i].second); }) : "";
-  early_pool.join();
-  if (err.empty()) err = stage_err.empty() ? early_err : stage_err;
-  g.agree<IoError>(err.empty() ? err : where + err);
+
+  void pack_pieces() {
+    if (stage_err_.empty()) {
+      parallel_for(sends_.size(), threads_, [this](std::size_t i) {
+        Piece& p = sends_[i];
+        p.data = PooledBytes(static_cast<std::size_t>(p.box.size()) * es_);
+        copy_region(p.data.data(), p.box.lo, p.box.shape(), static_cast<const char*>(s_.host), block_.lo, my_ext_,
+                    p.box.lo, p.box.hi, es_);
+      });
+      return;
+    }
+    for (auto& p : sends_) {  // sent anyway (zeros): the receivers wait for them
+      p.data = PooledBytes(static_cast<std::size_t>(p.box.size()) * es_);
+      if (p.data.size() > 0) std::memset(p.data.data(), 0, p.data.size());
+    }
+  }
+
+  // The chunks with received pieces; none if staging failed. Returns the first failure's message.
+  std::string write_late() {
+    if (!stage_err_.empty()) return "";
+    return parallel_for(late_.size(), threads_, [this](std::size_t i) { write_chunk(late_[i].first, late_[i].second); });
+  }
+
+  // Waits for the early writes; every rank then throws the lowest failing rank's error (late
+  // writes first, then staging, then early writes), or none.
+  void agree_on_errors(std::string err) {
+    early_pool_.join();
+    if (err.empty()) err = stage_err_.empty() ? early_err_ : stage_err_;
+    g_.agree<IoError>(err.empty() ? err : where_ + err);
+  }
+
+  // Chunk idx from this rank's block and the pieces received for it, encoded and written.
+  void write_chunk(const Vec& idx, const Pieces& pieces) {
+    const fs::path path = fs::path(dir_) / chunk_key(meta_, idx);
+    if (meta_.separator == '/' && path.has_parent_path()) {
+      std::lock_guard<std::mutex> lock(dirs_mutex_);  // create_directories races with itself
+      fs::create_directories(path.parent_path());
+    }
+    const DynBox chunk = grid_.box(idx), held = chunk.intersect(block_);
+    const bool whole = chunk.shape() == meta_.chunks && pieces.empty() && s_.canonical[me_] && held == chunk;
+    if (whole && block_.has_run(chunk))  // one run of this rank's block: from the block
+      return encode_to(path, static_cast<const char*>(s_.host) + block_.offset_of(chunk.lo) * es_);
+    PooledBytes buf(chunk_bytes_);
+    std::memset(buf.data(), 0, chunk_bytes_);  // the edges keep the fill value 0
+    if (s_.canonical[me_])
+      copy_region(buf.data(), chunk.lo, meta_.chunks, static_cast<const char*>(s_.host), block_.lo, my_ext_, held.lo,
+                  held.hi, es_);
+    for (const Piece* p : pieces)
+      copy_region(buf.data(), chunk.lo, meta_.chunks, p->data.data(), p->box.lo, p->box.shape(), p->box.lo, p->box.hi, es_);
+    encode_to(path, buf.data());
+  }
+
+  // The chunk at `data` (chunk_bytes_, C order) encoded and written to `path`.
+  void encode_to(const fs::path& path, const char* data) {
+    if (by_pieces_)
+      return write_file(path, detail::encode_shard_pieces(*meta_.codecs.shard, data, type_, inner_threads_).pieces,
+                        o_.durable);
+    const auto e = encode_chunk(meta_.codecs, data, type_, inner_threads_);  // raw: `data` itself
+    write_file(path, e.bytes.data(), e.bytes.size(), o_.durable);
+  }
+
+  const std::string& dir_;
+  const ZarrShard& s_;
+  const ZarrWriteOptions& o_;
+  const comm::ProcessGroup& g_;
+  const std::size_t es_;
+  const ZarrayMeta meta_;
+  const std::string where_;
+  const ChunkGrid grid_;
+  const int me_;
+  const DynBox& block_;
+  const Vec my_ext_;
+  const detail::ChunkType type_;
+  const std::size_t chunk_bytes_;
+  const bool by_pieces_;
+
+  // The plan. mine_ points into recvs_, which does not change once planned.
+  std::vector<Piece> sends_, recvs_;
+  std::vector<int> send_to_, recv_from_;
+  std::map<Vec, Pieces> mine_;  // chunks this rank writes, with the pieces it receives
+  std::vector<std::pair<Vec, Pieces>> early_, late_;
+  int threads_ = 1, inner_threads_ = 1;
+  std::mutex dirs_mutex_;
+
+  // Staging, shared with the early pool.
+  std::int64_t staged_ = 0;
+  bool stage_failed_ = false;
+  std::mutex stage_mutex_;
+  std::condition_variable stage_cv_;
+  std::string early_err_, stage_err_;
+  std::thread early_pool_;
+};
+
+// The store's metadata (zarr.json first: a v3 store), checked against the layout.
+ZarrayMeta read_metadata(const fs::path& d, const ZarrShard& s) {
+  PooledBytes text;
+  ZarrayMeta m;
+  if (read_file(d / "zarr.json", text)) m = parse_zarr_json(text.view());
+  else if (read_file(d / ".zarray", text)) m = parse_zarray(text.view());
+  else throw IoError("cannot open .zarray or zarr.json (not a Zarr array)");
+  if (m.dtype != zarr_dtype(s.dtype)) throw IoError("dtype " + m.dtype + " in the store, " + zarr_dtype(s.dtype) + " requested");
+  if (m.shape != s.global) throw IoError("shape " + vec_str(m.shape) + " in the store, " + vec_str(s.global) + " in the layout");
+  return m;
+}
+
+// One rank's part of a load, in phases: each rank reads the chunks overlapping its own block
+// (replicas too), since any number of readers may share a chunk file: no pieces travel. With
+// take(), finished slabs of rows move on to the device while later chunks are still decoded.
+class ZarrLoad {
+ public:
+  ZarrLoad(const fs::path& d, const ZarrShard& s, ZarrayMeta m)
+      : d_(d), s_(s), es_(s.elem), meta_(std::move(m)), grid_(meta_.shape, meta_.chunks),
+        type_{meta_.chunks, es_, dtype_swap_unit(meta_.dtype), fill_bytes(meta_, s.dtype, es_)},
+        chunk_bytes_(static_cast<std::size_t>(type_.count()) * es_), block_(s.boxes[s.group.rank()]),
+        my_ext_(block_.shape()), host_(static_cast<char*>(s.host)) {
+    if (static_cast<double>(product(meta_.chunks)) * es_ > double(std::size_t(1) << 36))
+      throw IoError("chunks " + vec_str(meta_.chunks) + " are too large to read (over 64 GiB each)");
+  }
+
+  // Returns the first failure's message, or "".
+  std::string operator()() {
+    plan_chunks();
+    if (s_.take) return read_while_taking();
+    return parallel_for(work_.size(), threads_, [this](std::size_t i) { read_chunk(i); });
+  }
+
+ private:
+  // The chunks overlapping this rank's block, and the threads left to each chunk's codecs.
+  void plan_chunks() {
+    grid_.for_each(block_, [&](const Vec& idx) { work_.push_back(idx); });
+    threads_ = io_threads(s_.group);
+    inner_threads_ = std::max(1, threads_ / std::max<int>(1, static_cast<int>(work_.size())));
+  }
+
+  // Chunk work_[i]'s part of this rank's block: straight into the block when the chunk is one run
+  // of it and raw, else the needed inner chunks of a shard, else decoded through a buffer.
+  void read_chunk(std::size_t i) {
+    const Vec& idx = work_[i];
+    const std::string name = chunk_key(meta_, idx);
+    const fs::path p = d_ / name;
+    const DynBox chunk = grid_.box(idx), part = chunk.intersect(block_);
+    const bool whole = chunk.shape() == meta_.chunks && part == chunk && block_.has_run(chunk);
+    // A chunk that is one run of this rank's block is read (raw) or decoded straight into it.
+    char* dst = whole ? host_ + block_.offset_of(chunk.lo) * es_ : nullptr;
+    if (whole && meta_.codecs.trivial() && read_exact(p, dst, chunk_bytes_)) return;
+    if (reads_shard_part(whole) && read_part_of_shard(p, name, chunk, part)) return;
+    decode_chunk_file(p, name, chunk, part, whole, dst);
+  }
+
+  // Part of a shard (or a shard of raw inner chunks) is read by its index and the inner chunks
+  // this rank needs, nothing else, raw ones straight into the block.
+  bool reads_shard_part(bool whole) const {
+    const auto& c = meta_.codecs;
+    return c.shard && c.bytes.empty() && c.transpose.empty() && (!whole || c.shard->codecs.trivial());
+  }
+
+  // False if the shard's file is missing and missing chunks are allowed (they get the fill value).
+  bool read_part_of_shard(const fs::path& p, const std::string& name, const DynBox& chunk, const DynBox& part) {
+    try {
+      if (read_shard_part(p, *meta_.codecs.shard, type_, chunk.lo, part, host_, block_, inner_threads_)) return true;
+    } catch (const IoError& e) {
+      throw IoError("chunk " + name + ": " + e.message());
+    }
+    if (s_.require_chunks) throw IoError("chunk " + name + " is missing");
+    return false;
+  }
+
+  // The chunk file decoded (a missing one: the fill value) into `dst` if whole, else into a buffer
+  // whose part this rank holds is copied into the block.
+  void decode_chunk_file(const fs::path& p, const std::string& name, const DynBox& chunk, const DynBox& part, bool whole,
+                         char* dst) {
+    PooledBytes buf(whole ? 0 : chunk_bytes_), bytes;
+    char* out = whole ? dst : buf.data();
+    if (read_file(p, bytes)) {
+      try {
+        decode_chunk(meta_.codecs, bytes.view(), out, type_, inner_threads_);
+      } catch (const IoError& e) {
+        throw IoError("chunk " + name + ": " + e.message());
+      }
+    } else if (s_.require_chunks) {
+      throw IoError("chunk " + name + " is missing");
+    } else {
+      for (std::size_t k = 0; k < chunk_bytes_; k += es_) std::memcpy(out + k, type_.fill.data(), es_);
+    }
+    if (!whole) copy_region(host_, block_.lo, my_ext_, buf.data(), chunk.lo, meta_.chunks, part.lo, part.hi, es_);
+  }
+
+  // The calling thread hands each slab of rows on (take: device copies stay on this thread) as
+  // soon as every chunk overlapping it is decoded, while the pool decodes the rest.
+  std::string read_while_taking() {
+    const std::int64_t rows = work_.empty() ? 0 : my_ext_[0], per = s_.stage_rows;
+    pending_.assign(static_cast<std::size_t>((rows + per - 1) / per), 0);
+    for (std::size_t i = 0; i < work_.size(); ++i) for_slabs_of(i, [](int& n) { ++n; });
+    std::string err;
+    std::thread pool([&] {
+      err = parallel_for(work_.size(), threads_, [this](std::size_t i) { read_and_count_down(i); });
+    });
+    const std::string take_err = take_slabs(rows, per);
+    pool.join();
+    return err.empty() ? take_err : err;
+  }
+
+  // Calls f(pending_[k]) for the slabs k that chunk work_[i] overlaps.
+  template <class F>
+  void for_slabs_of(std::size_t i, F&& f) {
+    const std::int64_t per = s_.stage_rows;
+    const std::int64_t r0 = std::max(grid_.lo(work_[i])[0], block_.lo[0]) - block_.lo[0];
+    const std::int64_t r1 = std::min(grid_.hi(work_[i])[0], block_.hi[0]) - block_.lo[0];
+    for (std::int64_t k = r0 / per; k * per < r1; ++k) f(pending_[static_cast<std::size_t>(k)]);
+  }
+
+  // Counts the chunk down in its slabs, or, when it fails, stops the taking, so that no slab
+  // waits forever.
+  void read_and_count_down(std::size_t i) {
+    try {
+      read_chunk(i);
+    } catch (...) {
+      chunk_done(i, false);
+      throw;
+    }
+    chunk_done(i, true);
+  }
+
+  void chunk_done(std::size_t i, bool ok) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!ok) failed_ = true;
+    else for_slabs_of(i, [](int& n) { --n; });
+    cv_.notify_all();
+  }
+
+  // take() on each slab in order once its chunks are in; stops at a failed chunk. Returns the
+  // failure of take() itself, or "".
+  std::string take_slabs(std::int64_t rows, std::int64_t per) {
+    for (std::size_t k = 0; k < pending_.size(); ++k) {
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [&] { return pending_[k] == 0 || failed_; });
+        if (failed_) return "";
+      }
+      try {
+        s_.take(static_cast<std::int64_t>(k) * per, std::min(per, rows - static_cast<std::int64_t>(k) * per));
+      } catch (const std::exception& e) {
+        return "staging failed: " + tessera::detail::message_of(e);
+      }
+    }
+    return "";
+  }
+
+  const fs::path d_;
+  const ZarrShard& s_;
+  const std::size_t es_;
+  const ZarrayMeta meta_;
+  const ChunkGrid grid_;
+  const detail::ChunkType type_;
+  const std::size_t chunk_bytes_;
+  const DynBox& block_;
+  const Vec my_ext_;
+  char* const host_;
+
+  std::vector<Vec> work_;  // the chunks this rank reads
+  int threads_ = 1, inner_threads_ = 1;
+
+  // take(): chunks still to decode per slab of stage_rows rows, shared with the pool.
+  std::vector<int> pending_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  bool failed_ = false;
+};
+
+}  // namespace
+
+void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk_shape, const ZarrWriteOptions& o) {
+  ZarrSave(dir, s, chunk_shape, o)();
 }
 
 void load_zarr_host(const std::string& dir, const ZarrShard& s) {
-  const int me = s.group.rank();
-  const std::size_t es = s.elem;
   std::string err;
-  const std::string where = "load_zarr: " + dir + ": ";
   try {
     const fs::path d(dir);
-    PooledBytes text;
-    ZarrayMeta m;
-    if (read_file(d / "zarr.json", text)) m = parse_zarr_json(text.view());
-    else if (read_file(d / ".zarray", text)) m = parse_zarray(text.view());
-    else throw IoError("cannot open .zarray or zarr.json (not a Zarr array)");
-    if (m.dtype != zarr_dtype(s.dtype)) throw IoError("dtype " + m.dtype + " in the store, " + zarr_dtype(s.dtype) + " requested");
-    if (m.shape != s.global) throw IoError("shape " + vec_str(m.shape) + " in the store, " + vec_str(s.global) + " in the layout");
-    const ChunkGrid grid(m.shape, m.chunks);
-    const detail::ChunkType type{m.chunks, es, dtype_swap_unit(m.dtype), fill_bytes(m, s.dtype, es)};
-    const std::size_t chunk_bytes = static_cast<std::size_t>(type.count()) * es;
-    if (static_cast<double>(product(m.chunks)) * es > double(std::size_t(1) << 36))
-      throw IoError("chunks " + vec_str(m.chunks) + " are too large to read (over 64 GiB each)");
-    const DynBox& block = s.boxes[me];
-    std::vector<Vec> work;
-    grid.for_each(block, [&](const Vec& idx) { work.push_back(idx); });
-    const int threads = io_threads(s.group);
-    const int inner_threads = std::max(1, threads / std::max<int>(1, static_cast<int>(work.size())));
-    const Vec my_ext = block.shape();
-    char* host = static_cast<char*>(s.host);
-    const auto read_chunk = [&](std::size_t i) {
-      const Vec& idx = work[i];
-      const std::string name = chunk_key(m, idx);
-      const fs::path p = d / name;
-      const DynBox chunk = grid.box(idx), part = chunk.intersect(block);
-      const bool whole = chunk.shape() == m.chunks && part == chunk && block.has_run(chunk);
-      // A chunk that is one run of this rank's block is read (raw) or decoded straight into it.
-      char* dst = whole ? host + block.offset_of(chunk.lo) * es : nullptr;
-      if (whole && m.codecs.trivial() && read_exact(p, dst, chunk_bytes)) return;
-      if (m.codecs.shard && m.codecs.bytes.empty() && m.codecs.transpose.empty() &&
-          (!whole || m.codecs.shard->codecs.trivial())) {
-        // Part of a shard (or a shard of raw inner chunks): its index and the inner chunks this
-        // rank needs, nothing else, raw ones read straight into the block.
-        try {
-          if (read_shard_part(p, *m.codecs.shard, type, chunk.lo, part, host, block, inner_threads)) return;
-        } catch (const IoError& e) {
-          throw IoError("chunk " + name + ": " + e.message());
-        }
-        if (s.require_chunks) throw IoError("chunk " + name + " is missing");
-      }
-      PooledBytes buf(whole ? 0 : chunk_bytes), bytes;
-      char* out = whole ? dst : buf.data();
-      if (read_file(p, bytes)) {
-        try {
-          decode_chunk(m.codecs, bytes.view(), out, type, inner_threads);
-        } catch (const IoError& e) {
-          throw IoError("chunk " + name + ": " + e.message());
-        }
-      } else if (s.require_chunks) {
-        throw IoError("chunk " + name + " is missing");
-      } else {
-        for (std::size_t k = 0; k < chunk_bytes; k += es) std::memcpy(out + k, type.fill.data(), es);
-      }
-      if (!whole) copy_region(host, block.lo, my_ext, buf.data(), chunk.lo, m.chunks, part.lo, part.hi, es);
-    };
-    if (!s.take) {
-      err = parallel_for(work.size(), threads, read_chunk);
-    } else {
-      // The calling thread hands each slab of rows on (take: device copies stay on this thread)
-      // as soon as every chunk overlapping it is decoded, while the pool decodes the rest.
-      const std::int64_t rows = work.empty() ? 0 : my_ext[0], per = s.stage_rows;
-      std::vector<int> pending(static_cast<std::size_t>((rows + per - 1) / per), 0);
-      const auto slabs = [&](std::size_t i, auto&& f) {  // the slabs chunk i overlaps
-        const std::int64_t r0 = std::max(grid.lo(work[i])[0], block.lo[0]) - block.lo[0];
-        const std::int64_t r1 = std::min(grid.hi(work[i])[0], block.hi[0]) - block.lo[0];
-        for (std::int64_t k = r0 / per; k * per < r1; ++k) f(pending[static_cast<std::size_t>(k)]);
-      };
-      for (std::size_t i = 0; i < work.size(); ++i) slabs(i, [](int& n) { ++n; });
-      std::mutex mutex;
-      std::condition_variable cv;
-      bool failed = false;
-      std::thread pool([&] {
-        err = parallel_for(work.size(), threads, [&](std::size_t i) {
-          bool ok = false;
-          struct Done {  // counts the chunk down even when it fails, so that no slab waits forever
-            std::mutex& m;
-            std::condition_variable& cv;
-            bool& failed;
-            const bool& ok;
-            std::function<void()> down;
-            ~Done() {
-              std::lock_guard<std::mutex> lock(m);
-              if (!ok) failed = true;
-              else down();
-              cv.notify_all();
-            }
-          } done{mutex, cv, failed, ok, [&] { slabs(i, [](int& n) { --n; }); }};
-          read_chunk(i);
-          ok = true;
-        });
-      });
-      std::string take_err;
-      for (std::size_t k = 0; k < pending.size(); ++k) {
-        {
-          std::unique_lock<std::mutex> lock(mutex);
-          cv.wait(lock, [&] { return pending[k] == 0 || failed; });
-          if (failed) break;
-        }
-        try {
-          s.take(static_cast<std::int64_t>(k) * per, std::min(per, rows - static_cast<std::int64_t>(k) * per));
-        } catch (const std::exception& e) {
-          take_err = "staging failed: " + tessera::detail::message_of(e);
-          break;
-        }
-      }
-      pool.join();
-      if (err.empty()) err = take_err;
-    }
+    err = ZarrLoad(d, s, read_metadata(d, s))();
   } catch (const std::exception& e) {
     err = tessera::detail::message_of(e);
   }
-  s.group.agree<IoError>(err.empty() ? err : where + err);
+  s.group.agree<IoError>(err.empty() ? err : "load_zarr: " + dir + ": " + err);
 }
 
 }  // namespace detail
