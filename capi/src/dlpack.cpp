@@ -24,6 +24,9 @@ void delete_export(DLManagedTensor* self) {
   live_exports(-1);
 }
 
+// DLPack's code for bool (kDLBool since DLPack 0.8; Debian's header predates it).
+constexpr std::uint8_t kDLBoolCode = 6;
+
 DLDataType dl_dtype(tessera_dtype t) {
   switch (t) {
     case TESSERA_F32: return {kDLFloat, 32, 1};
@@ -32,18 +35,19 @@ DLDataType dl_dtype(tessera_dtype t) {
     case TESSERA_C128: return {kDLComplex, 128, 1};
     case TESSERA_I32: return {kDLInt, 32, 1};
     case TESSERA_I64: return {kDLInt, 64, 1};
+    case TESSERA_BOOL: return {kDLBoolCode, 8, 1};
     case TESSERA_DTYPE_RANGE_: break;  // not a value
   }
   throw InvalidArgument("not a tessera_dtype");
 }
 
 tessera_dtype from_dl(DLDataType t) {
-  for (tessera_dtype d : {TESSERA_F32, TESSERA_F64, TESSERA_C64, TESSERA_C128, TESSERA_I32, TESSERA_I64}) {
+  for (tessera_dtype d : {TESSERA_F32, TESSERA_F64, TESSERA_C64, TESSERA_C128, TESSERA_I32, TESSERA_I64, TESSERA_BOOL}) {
     const DLDataType x = dl_dtype(d);
     if (x.code == t.code && x.bits == t.bits && t.lanes == 1) return d;
   }
   throw DtypeMismatch("DLPack dtype (code " + std::to_string(t.code) + ", " + std::to_string(t.bits) + " bits, " +
-                      std::to_string(t.lanes) + " lanes) is none of f32, f64, c64, c128, i32, i64");
+                      std::to_string(t.lanes) + " lanes) is none of f32, f64, c64, c128, i32, i64, bool");
 }
 
 }  // namespace

@@ -95,7 +95,8 @@ tessera_status tessera_fft_plan_create(tessera_layout lh, tessera_dtype dtype, t
     auto l = get_layout(lh, "in");
     if (type != TESSERA_FFT_C2C && type != TESSERA_FFT_R2C && type != TESSERA_FFT_C2R)
       throw InvalidArgument("type " + std::to_string(static_cast<int>(type)) + " is not a tessera_fft_type");
-    if (dtype == TESSERA_I32 || dtype == TESSERA_I64 || is_complex_dtype(dtype) != (type == TESSERA_FFT_C2C))
+    if (dtype == TESSERA_I32 || dtype == TESSERA_I64 || dtype == TESSERA_BOOL ||
+        is_complex_dtype(dtype) != (type == TESSERA_FFT_C2C))
       throw DtypeMismatch("tessera_fft_plan_create: a " + std::string(type == TESSERA_FFT_C2C ? "C2C" : "R2C/C2R") +
                           " plan needs a " + (type == TESSERA_FFT_C2C ? "complex" : "real") +
                           " floating dtype, got " + dtype_name(dtype));

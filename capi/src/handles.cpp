@@ -1,6 +1,8 @@
 // The handle registry, the last-error state and the exception-to-status mapping.
 #include "handles.hpp"
 
+#include "tessera/local/jit/compiler.hpp"
+
 #include <atomic>
 #include <cstdio>
 #include <mutex>
@@ -152,6 +154,8 @@ tessera_status fail(const char* op) {
     st = TESSERA_ERROR_COMM, msg = e.what();
   } catch (const CommError& e) {
     st = TESSERA_ERROR_COMM, msg = e.what();
+  } catch (const local::jit::CompileError& e) {
+    st = TESSERA_ERROR_COMPILE, msg = e.what();
   } catch (const InvalidArgument& e) {
     st = TESSERA_ERROR_INVALID_ARGUMENT, msg = e.what();
   } catch (const Error& e) {
@@ -179,6 +183,7 @@ std::string dtype_name(tessera_dtype t) {
     case TESSERA_C128: return "c128";
     case TESSERA_I32: return "i32";
     case TESSERA_I64: return "i64";
+    case TESSERA_BOOL: return "bool";
     case TESSERA_DTYPE_RANGE_: break;  // not a value
   }
   return "dtype " + std::to_string(static_cast<int>(t));
@@ -232,6 +237,7 @@ const char* tessera_status_name(tessera_status s) {
     TESSERA_NAME(TESSERA_ERROR_CUDA)
     TESSERA_NAME(TESSERA_ERROR_CONSISTENCY)
     TESSERA_NAME(TESSERA_ERROR_BUSY)
+    TESSERA_NAME(TESSERA_ERROR_COMPILE)
     TESSERA_NAME(TESSERA_ERROR_INTERNAL)
 #undef TESSERA_NAME
   }

@@ -118,6 +118,7 @@ decltype(auto) dispatch(tessera_dtype t, int ndim, F&& f) {
     case TESSERA_C128: return by_rank.template operator()<complex128>();
     case TESSERA_I32: return by_rank.template operator()<std::int32_t>();
     case TESSERA_I64: return by_rank.template operator()<std::int64_t>();
+    case TESSERA_BOOL: return by_rank.template operator()<bool>();
     case TESSERA_DTYPE_RANGE_: break;  // not a value
   }
   throw InvalidArgument("dtype " + std::to_string(static_cast<int>(t)) + " is not a tessera_dtype");

@@ -40,6 +40,7 @@ typedef enum tessera_status {
   TESSERA_ERROR_CUDA = 11,
   TESSERA_ERROR_CONSISTENCY = 12,      /* ranks called an operation differently (TESSERA_CHECK=1) */
   TESSERA_ERROR_BUSY = 13,             /* an object still in use (a pending halo exchange) */
+  TESSERA_ERROR_COMPILE = 14,          /* the runtime kernel compiler (NVRTC) rejected a kernel */
   TESSERA_ERROR_INTERNAL = 99
 } tessera_status;
 
@@ -50,6 +51,7 @@ typedef enum tessera_status {
 
 typedef enum tessera_dtype {
   TESSERA_F32 = 0, TESSERA_F64 = 1, TESSERA_C64 = 2, TESSERA_C128 = 3, TESSERA_I32 = 4, TESSERA_I64 = 5,
+  TESSERA_BOOL = 6, /* one byte per element, 0 or 1 */
   TESSERA_DTYPE_RANGE_ = TESSERA_ENUM_RANGE_
 } tessera_dtype;
 

@@ -1,0 +1,412 @@
+// tessera._tessera: the compiled core of the Python package. It stands on the C API (one
+// type-erased dispatch over element type and rank, shared with C and Fortran callers): objects
+// are the C API's handles, every call's status becomes the matching Python exception with the C
+// API's message, and collective or long calls release the GIL. The few operations the C API does
+// not have yet (random fills, reductions along grid axes, the runtime kernel compiler's launch)
+// are here, on the same handles and dispatch.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <array>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "handles.hpp"
+#include "tessera/local/jit/compiler.hpp"
+#ifdef TESSERA_PYTHON_DLPACK
+#include "tessera/tessera_dlpack.h"
+#endif
+
+namespace py = pybind11;
+using namespace tessera;
+using namespace tessera::capi;
+
+namespace {
+
+// The Python exception class of each status (set by the package at import: tessera/_errors.py).
+std::map<int, py::object>& error_classes() {
+  static auto* classes = new std::map<int, py::object>();  // never destroyed: lives past the interpreter's teardown
+  return *classes;
+}
+
+[[noreturn]] void raise_status(tessera_status st) {
+  const std::string msg = tessera_last_error();
+  auto& classes = error_classes();
+  auto it = classes.find(static_cast<int>(st));
+  PyObject* cls = it != classes.end() ? it->second.ptr() : PyExc_RuntimeError;
+  PyErr_SetString(cls, msg.c_str());
+  throw py::error_already_set();
+}
+
+// Runs a C API call with the GIL released; raises its status.
+template <class F>
+void call(F&& f) {
+  tessera_status st;
+  {
+    py::gil_scoped_release release;
+    st = f();
+  }
+  if (st != TESSERA_SUCCESS) raise_status(st);
+}
+
+// Runs work on the internals (C++ exceptions) with the GIL released, as the C API's guard does.
+template <class F>
+void guarded(const char* op, F&& f) {
+  call([&] { return guard(op, f); });
+}
+
+std::vector<int64_t> i64s(const std::vector<int64_t>& v) { return v; }
+
+py::dict layout_info(std::uint64_t id) {
+  int ndim = 0;
+  std::array<int64_t, TESSERA_MAX_RANK> shape{}, lo{}, hi{}, padded{};
+  call([&] { return tessera_layout_info({id}, &ndim, shape.data(), lo.data(), hi.data(), padded.data()); });
+  const auto first = [&](const std::array<int64_t, TESSERA_MAX_RANK>& a) {
+    return std::vector<int64_t>(a.begin(), a.begin() + ndim);
+  };
+  py::dict d;
+  d["shape"] = first(shape);
+  d["lo"] = first(lo);
+  d["hi"] = first(hi);
+  d["padded"] = first(padded);
+  return d;
+}
+
+// The layout's process grid (the C API keeps it in the layout).
+const distributed::ProcessGrid& grid_of(const LayoutObj& l) {
+  const distributed::ProcessGrid* g = nullptr;
+  std::visit(
+      [&](const auto& lay) {
+        if constexpr (!std::is_same_v<std::decay_t<decltype(lay)>, std::monostate>) g = &lay.grid();
+      },
+      l.v);
+  if (!g) throw InvalidHandle("layout holds no grid");
+  return *g;
+}
+
+// Which grid axis each array axis of the layout is split over (-1: whole).
+std::vector<int> layout_split(std::uint64_t id) {
+  std::vector<int> split;
+  guarded("layout_split", [&] {
+    auto l = get_layout({id}, "layout");
+    std::visit(
+        [&](const auto& lay) {
+          if constexpr (!std::is_same_v<std::decay_t<decltype(lay)>, std::monostate>)
+            for (int a = 0; a < l->ndim; ++a) split.push_back(lay.split()[a]);
+        },
+        l->v);
+  });
+  return split;
+}
+
+comm::ReduceOp reduce_op(const std::string& op) {
+  if (op == "sum") return comm::ReduceOp::sum;
+  if (op == "prod") return comm::ReduceOp::prod;
+  if (op == "min") return comm::ReduceOp::min;
+  if (op == "max") return comm::ReduceOp::max;
+  throw InvalidArgument("reduction '" + op + "' is none of sum, prod, min, max");
+}
+
+DType value_dtype(tessera_dtype t) {
+  switch (t) {
+    case TESSERA_F32: return DType::float32;
+    case TESSERA_F64: return DType::float64;
+    case TESSERA_C64: return DType::complex64;
+    case TESSERA_C128: return DType::complex128;
+    case TESSERA_I32: return DType::int32;
+    case TESSERA_I64: return DType::int64;
+    case TESSERA_BOOL: return DType::boolean;
+    case TESSERA_DTYPE_RANGE_: break;
+  }
+  throw InvalidArgument("dtype " + std::to_string(static_cast<int>(t)) + " is not a tessera dtype");
+}
+
+// All-reduce of `count` elements at `ptr` (host, or device memory of the runtime's GPU) over the
+// ranks of the layout's grid that differ only along `grid_axes`: the partial results of an
+// array reduced along split axes. Device buffers go through NCCL on Tessera's stream.
+void axis_all_reduce(std::uint64_t layout, const std::vector<int>& grid_axes, std::uintptr_t ptr, int64_t count,
+                     int dtype, const std::string& op, int memory) {
+  guarded("axis_all_reduce", [&] {
+    auto l = get_layout({layout}, "layout");
+    const auto& grid = grid_of(*l);
+    const Device d = memory_device(static_cast<tessera_memory>(memory));
+    const auto t = value_dtype(static_cast<tessera_dtype>(dtype));
+    const auto rop = reduce_op(op);
+    for (int axis : grid_axes) {
+      if (axis < 0 || axis >= grid.ndims())
+        throw InvalidArgument("grid axis " + std::to_string(axis) + " outside 0.." + std::to_string(grid.ndims() - 1));
+      const auto& g = grid.axis_group(axis);
+      void* p = reinterpret_cast<void*>(ptr);
+      g.all_reduce(p, p, static_cast<std::size_t>(count), t, rop, Stream::default_for(d));
+    }
+    Stream::default_for(d).synchronize();
+  });
+}
+
+// Fills the interior of array `a` with counter-based random numbers keyed by the global index
+// (the same values on any grid and device, as td::random_uniform / random_normal).
+void fill_random(std::uint64_t id, const std::string& kind, std::uint64_t seed, double p1, double p2) {
+  guarded("fill_random", [&] {
+    auto a = get_array({id}, "a");
+    dispatch(a->dtype, a->ndim, [&]<class T, int R>() {
+      if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+        auto& arr = typed<T, R>(*a);
+        before(*a);
+        auto r = kind == "normal" ? distributed::random_normal<T, R>(arr.layout(), a->device, seed, T(p1), T(p2))
+                 : kind == "uniform"
+                     ? distributed::random_uniform<T, R>(arr.layout(), a->device, seed, T(p1), T(p2))
+                     : throw InvalidArgument("random kind '" + kind + "' is neither uniform nor normal");
+        local::copy(arr.interior(), r.interior());
+        after(*a);
+      } else {
+        throw DtypeMismatch("random " + kind + " fills float32 or float64 arrays, not " + dtype_name(a->dtype));
+      }
+    });
+  });
+}
+
+local::jit::Kernel ir_kernel(const std::vector<std::array<int, 6>>& nodes, int out_dtype, int rank, bool linear);
+
+// One fused elementwise kernel of the runtime kernel compiler (NVRTC) on the runtime's GPU:
+// nodes are (op, dtype, a, b, c, slot) tuples of jit::Node; operands are (pointer, strides).
+void jit_launch(const std::vector<std::array<int, 6>>& nodes, int out_dtype, std::uintptr_t out,
+                const std::vector<int64_t>& shape, const std::vector<int64_t>& out_strides,
+                const std::vector<std::pair<std::uintptr_t, std::vector<int64_t>>>& operands,
+                const std::vector<py::bytes>& scalars, bool linear) {
+  local::jit::Args args;
+  args.out = reinterpret_cast<void*>(out);
+  args.n = 1;
+  for (std::size_t d = 0; d < shape.size(); ++d) args.n *= shape[d];
+  for (std::size_t d = 0; d < shape.size() && d < args.shape.size(); ++d)
+    args.shape[d] = shape[d], args.out_strides[d] = out_strides[d];
+  for (const auto& [p, strides] : operands) {
+    local::jit::Operand o;
+    o.ptr = reinterpret_cast<const void*>(p);
+    for (std::size_t d = 0; d < strides.size() && d < o.strides.size(); ++d) o.strides[d] = strides[d];
+    args.operands.push_back(o);
+  }
+  for (const auto& s : scalars) {
+    std::array<unsigned char, 16> b{};
+    const std::string v = s;
+    std::memcpy(b.data(), v.data(), std::min(v.size(), b.size()));
+    args.scalars.push_back(b);
+  }
+  guarded("jit_launch", [&] {
+    if (shape.size() > args.shape.size()) throw InvalidArgument("expression of rank " + std::to_string(shape.size()));
+    local::jit::Kernel k = ir_kernel(nodes, out_dtype, static_cast<int>(shape.size()), linear);
+    k.index32 = args.n < (int64_t(1) << 31);
+    const Device d = runtime_device();
+    local::jit::launch(k, args, d, Stream::default_for(d));
+  });
+}
+
+// The kernel of an IR node list (as jit_launch takes it), validated.
+local::jit::Kernel ir_kernel(const std::vector<std::array<int, 6>>& nodes, int out_dtype, int rank, bool linear) {
+  local::jit::Kernel k;
+  for (const auto& n : nodes)
+    k.nodes.push_back({static_cast<local::jit::Op>(n[0]), value_dtype(static_cast<tessera_dtype>(n[1])), n[2], n[3], n[4],
+                       n[5]});
+  k.out = value_dtype(static_cast<tessera_dtype>(out_dtype));
+  k.rank = rank;
+  k.linear = linear;
+  k.validate();
+  return k;
+}
+
+#ifdef TESSERA_PYTHON_DLPACK
+// A "dltensor" capsule of the shard (DLPack's Python protocol): the consumer renames it
+// "used_dltensor" and owns the tensor; an unconsumed capsule deletes it.
+py::capsule shard_capsule(std::uint64_t id, bool with_halos) {
+  DLManagedTensor* t = nullptr;
+  call([&] { return tessera_array_to_dlpack({id}, with_halos ? 1 : 0, &t); });
+  PyObject* cap = PyCapsule_New(t, "dltensor", [](PyObject* c) {
+    if (PyCapsule_IsValid(c, "dltensor")) {
+      auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(c, "dltensor"));
+      if (m && m->deleter) m->deleter(m);
+    }
+  });
+  if (!cap) {
+    t->deleter(t);
+    throw py::error_already_set();
+  }
+  return py::reinterpret_steal<py::capsule>(cap);
+}
+#endif
+
+}  // namespace
+
+PYBIND11_MODULE(_tessera, m) {
+  m.doc() = "Tessera's compiled core (the C API's handles and dispatch); use the tessera package";
+  m.def("_set_error_classes", [](const std::map<int, py::object>& classes) { error_classes() = classes; });
+  m.def("version", [] { return std::string(tessera_version(nullptr, nullptr, nullptr)); });
+  m.def("live_handles", [] { return tessera_live_handles(); });
+  m.def("nvrtc_available", [] { return local::jit::nvrtc_available(); });
+
+  // Runtime, grids, layouts.
+  m.def("runtime_create", [](int fcomm, const std::string& device) {
+    tessera_runtime rt{};
+    call([&] { return tessera_runtime_create_f(static_cast<MPI_Fint>(fcomm), device.c_str(), &rt); });
+    return rt.id;
+  });
+  m.def("runtime_free", [](std::uint64_t id) { call([&] { return tessera_runtime_free({id}); }); });
+  m.def("runtime_info", [](std::uint64_t id) {
+    int rank = 0, size = 0, is_cuda = 0;
+    char dev[64] = {};
+    call([&] { return tessera_runtime_rank({id}, &rank, &size); });
+    call([&] { return tessera_runtime_device({id}, dev, sizeof dev, &is_cuda); });
+    return py::make_tuple(rank, size, std::string(dev));
+  });
+  m.def("runtime_synchronize", [](std::uint64_t id) { call([&] { return tessera_runtime_synchronize({id}); }); });
+  m.def("grid_create", [](std::uint64_t rt, std::vector<int> dims) {
+    tessera_grid g{};
+    call([&] { return tessera_grid_create({rt}, static_cast<int>(dims.size()), dims.data(), nullptr, &g); });
+    return g.id;
+  });
+  m.def("grid_free", [](std::uint64_t id) { call([&] { return tessera_grid_free({id}); }); });
+  m.def("grid_info", [](std::uint64_t id) {
+    int ndims = 0;
+    std::array<int, 8> dims{}, coords{};
+    call([&] { return tessera_grid_info({id}, &ndims, nullptr, nullptr); });
+    call([&] { return tessera_grid_info({id}, &ndims, dims.data(), coords.data()); });
+    return py::make_tuple(std::vector<int>(dims.begin(), dims.begin() + ndims),
+                          std::vector<int>(coords.begin(), coords.begin() + ndims));
+  });
+  m.def("layout_create", [](std::uint64_t grid, std::vector<int64_t> shape, std::vector<int> split,
+                            std::vector<int64_t> halo, std::vector<int> periodic) {
+    tessera_layout l{};
+    call([&] {
+      return tessera_layout_create({grid}, static_cast<int>(shape.size()), shape.data(), split.data(), nullptr,
+                                   halo.data(), periodic.data(), &l);
+    });
+    return l.id;
+  });
+  m.def("layout_create_offsets", [](std::uint64_t grid, std::vector<int64_t> shape, std::vector<int> split,
+                                    std::vector<int64_t> offsets) {
+    tessera_layout l{};
+    call([&] {
+      return tessera_layout_create({grid}, static_cast<int>(shape.size()), shape.data(), split.data(), offsets.data(),
+                                   nullptr, nullptr, &l);
+    });
+    return l.id;
+  });
+  m.def("layout_free", [](std::uint64_t id) { call([&] { return tessera_layout_free({id}); }); });
+  m.def("layout_info", &layout_info);
+  m.def("layout_split", &layout_split);
+
+  // Arrays.
+  m.def("array_create", [](std::uint64_t layout, int dtype) {
+    tessera_array a{};
+    call([&] { return tessera_array_create({layout}, static_cast<tessera_dtype>(dtype), &a); });
+    return a.id;
+  });
+  m.def("array_adopt", [](std::uint64_t layout, int dtype, std::uintptr_t data, int64_t elements, int memory,
+                          std::uintptr_t stream) {
+    tessera_array a{};
+    call([&] {
+      return tessera_array_adopt({layout}, static_cast<tessera_dtype>(dtype), reinterpret_cast<void*>(data), elements,
+                                 static_cast<tessera_memory>(memory), reinterpret_cast<void*>(stream), &a);
+    });
+    return a.id;
+  });
+  m.def("array_free", [](std::uint64_t id) { call([&] { return tessera_array_free({id}); }); });
+  m.def("array_info", [](std::uint64_t id) {
+    void* data = nullptr;
+    tessera_dtype t{};
+    tessera_memory k{};
+    call([&] { return tessera_array_info({id}, &data, &t, &k); });
+    return py::make_tuple(reinterpret_cast<std::uintptr_t>(data), static_cast<int>(t), static_cast<int>(k));
+  });
+  m.def("array_layout", [](std::uint64_t id) {
+    tessera_layout l{};
+    call([&] { return tessera_array_layout({id}, &l); });
+    return l.id;
+  });
+  m.def("array_stream", [](std::uint64_t id) {
+    std::uintptr_t s = 0;
+    guarded("array_stream", [&] { s = reinterpret_cast<std::uintptr_t>(tessera_stream(*get_array({id}, "a")).native()); });
+    return s;
+  });
+  m.def("array_synchronize", [](std::uint64_t id) { call([&] { return tessera_array_synchronize({id}); }); });
+  m.def("halo_exchange", [](std::uint64_t id) { call([&] { return tessera_halo_exchange({id}); }); });
+  m.def("halo_exchange_begin", [](std::uint64_t id) {
+    tessera_halo h{};
+    call([&] { return tessera_halo_exchange_begin({id}, &h); });
+    return h.id;
+  });
+  m.def("halo_exchange_end", [](std::uint64_t id) { call([&] { return tessera_halo_exchange_end({id}); }); });
+  m.def("redistribute", [](std::uint64_t src, std::uint64_t dst) { call([&] { return tessera_redistribute({src}, {dst}); }); });
+  m.def("gather", [](std::uint64_t id, int root, std::uintptr_t buf, int64_t elements, int memory) {
+    call([&] {
+      return tessera_gather({id}, root, reinterpret_cast<void*>(buf), elements, static_cast<tessera_memory>(memory));
+    });
+  });
+  m.def("scatter", [](std::uint64_t id, int root, std::uintptr_t buf, int64_t elements, int memory) {
+    call([&] {
+      return tessera_scatter({id}, root, reinterpret_cast<const void*>(buf), elements, static_cast<tessera_memory>(memory));
+    });
+  });
+  m.def("reduce", [](std::uint64_t id, int op) {
+    std::array<unsigned char, 16> out{};
+    call([&] { return tessera_reduce({id}, static_cast<tessera_reduce_op>(op), out.data()); });
+    return py::bytes(reinterpret_cast<const char*>(out.data()), out.size());
+  });
+  m.def("array_read", [](std::uint64_t id, std::uintptr_t host, int64_t elements) {
+    call([&] { return tessera_array_read({id}, reinterpret_cast<void*>(host), elements); });
+  });
+  m.def("array_write", [](std::uint64_t id, std::uintptr_t host, int64_t elements) {
+    call([&] { return tessera_array_write({id}, reinterpret_cast<const void*>(host), elements); });
+  });
+#ifdef TESSERA_PYTHON_DLPACK
+  m.def("to_dlpack", &shard_capsule);
+#endif
+  m.def("axis_all_reduce", &axis_all_reduce);
+  m.def("fill_random", &fill_random);
+  m.def("jit_launch", &jit_launch);
+  // The CUDA source of an IR kernel, and its NVRTC compile for sm_`arch` (no GPU needed): what
+  // CI checks of the GPU path.
+  m.def("jit_source", [](const std::vector<std::array<int, 6>>& nodes, int out_dtype, int rank, bool linear) {
+    std::string src;
+    guarded("jit_source", [&] { src = local::jit::generate_cuda(ir_kernel(nodes, out_dtype, rank, linear), "tessera_py"); });
+    return src;
+  });
+  m.def("jit_compile", [](const std::vector<std::array<int, 6>>& nodes, int out_dtype, int rank, bool linear, int arch) {
+    std::size_t bytes = 0;
+    guarded("jit_compile", [&] {
+      const auto k = ir_kernel(nodes, out_dtype, rank, linear);
+      bytes = local::jit::compile_cubin(local::jit::generate_cuda(k, "tessera_py"), "tessera_py", arch).size();
+    });
+    return bytes;
+  });
+
+  // FFT plans.
+  m.def("fft_plan_create", [](std::uint64_t layout, int dtype, int type, int decomposition, bool same_layout) {
+    tessera_fft_plan p{};
+    call([&] {
+      return tessera_fft_plan_create({layout}, static_cast<tessera_dtype>(dtype), static_cast<tessera_fft_type>(type),
+                                     static_cast<tessera_fft_decomposition>(decomposition), same_layout ? 1 : 0, &p);
+    });
+    return p.id;
+  });
+  m.def("fft_plan_free", [](std::uint64_t id) { call([&] { return tessera_fft_plan_free({id}); }); });
+  m.def("fft_plan_layouts", [](std::uint64_t id) {
+    tessera_layout in{}, out{};
+    call([&] { return tessera_fft_plan_layouts({id}, &in, &out); });
+    return py::make_tuple(in.id, out.id);
+  });
+  m.def("fft_execute", [](std::uint64_t plan, int direction, std::uint64_t in, std::uint64_t out, int norm) {
+    call([&] {
+      return tessera_fft_execute({plan}, static_cast<tessera_fft_direction>(direction), {in}, {out},
+                                 static_cast<tessera_fft_norm>(norm));
+    });
+  });
+
+  // Files.
+  m.def("save_npy", [](std::uint64_t id, const std::string& path) { call([&] { return tessera_save_npy({id}, path.c_str()); }); });
+  m.def("load_npy", [](std::uint64_t id, const std::string& path) { call([&] { return tessera_load_npy({id}, path.c_str()); }); });
+  m.def("save_zarr", [](std::uint64_t id, const std::string& dir, std::vector<int64_t> chunks, bool zlib) {
+    call([&] { return tessera_save_zarr({id}, dir.c_str(), chunks.empty() ? nullptr : chunks.data(), zlib ? 1 : 0); });
+  });
+  m.def("load_zarr", [](std::uint64_t id, const std::string& dir) { call([&] { return tessera_load_zarr({id}, dir.c_str()); }); });
+}

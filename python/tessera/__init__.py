@@ -1,0 +1,38 @@
+"""Tessera for Python: distributed n-d arrays over MPI ranks (mpi4py) and GPUs, with NumPy
+semantics. Start with tessera.init() (or let the first call do it), run under mpirun:
+
+    import numpy as np, tessera as ts
+    ts.init()                                        # mpi4py COMM_WORLD, a GPU per rank where there are GPUs
+    u = ts.random.uniform(size=(256, 256, 256), split=0)
+    v = 2.0 * u + np.sin(u)                          # lazy; one fused kernel when materialized
+    print(float(np.sum(v)))                          # stays distributed (__array_function__)
+    U = ts.fft.rfftn(v)                              # distributed FFT
+"""
+import numpy as _np
+
+from . import _errors
+from ._errors import (Busy, BackendUnavailable, CommError, CompileError, ConsistencyError, CudaError,
+                      DeviceMismatch, DtypeMismatch, InternalError, InvalidArgument, InvalidHandle, IoError,
+                      LayoutMismatch, OutOfMemory, ShapeMismatch, TesseraError)
+from ._runtime import Runtime, finalize, init, runtime
+from ._array import ndarray
+from ._functions import (all, any, arange, asarray, copy, empty, from_shards, full, full_like, linspace, max, mean,
+                         min, norm, ones, ones_like, prod, std, sum, var, where, zeros, zeros_like)
+from . import fft, io, linalg, random
+from ._tessera import version as _version
+
+__version__ = _version()
+amin, amax = min, max
+
+# NumPy's ufuncs act on tessera arrays (lazily, fused); they are also tessera's functions.
+(sin, cos, tan, arcsin, arccos, arctan, sinh, cosh, tanh, exp, expm1, log, log1p, sqrt, absolute, negative,
+ floor, ceil, conjugate, add, subtract, multiply, divide, true_divide, power, minimum, maximum, arctan2,
+ equal, not_equal, less, less_equal, greater, greater_equal, logical_and, logical_or, logical_not) = (
+    _np.sin, _np.cos, _np.tan, _np.arcsin, _np.arccos, _np.arctan, _np.sinh, _np.cosh, _np.tanh, _np.exp,
+    _np.expm1, _np.log, _np.log1p, _np.sqrt, _np.absolute, _np.negative, _np.floor, _np.ceil, _np.conjugate,
+    _np.add, _np.subtract, _np.multiply, _np.divide, _np.true_divide, _np.power, _np.minimum, _np.maximum,
+    _np.arctan2, _np.equal, _np.not_equal, _np.less, _np.less_equal, _np.greater, _np.greater_equal,
+    _np.logical_and, _np.logical_or, _np.logical_not)
+abs = absolute
+bool_, int32, int64, float32, float64, complex64, complex128 = (
+    _np.bool_, _np.int32, _np.int64, _np.float32, _np.float64, _np.complex64, _np.complex128)

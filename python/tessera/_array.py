@@ -1,0 +1,528 @@
+"""tessera.ndarray: a distributed array with NumPy semantics over the C API's sharded arrays.
+
+Every rank holds one shard (its block of the global array, plus halos). Arithmetic, comparisons
+and the ufuncs of _expr.UFUNCS build a lazy expression; it is evaluated when assigned
+(`z[...] = a * b + c`) or read (reductions, .local, .numpy(), files, FFTs): with NumPy on the
+host, as one fused NVRTC kernel on a GPU. Operands must share layout and device: the package
+never redistributes or copies between devices on its own (resplit() and to() are explicit).
+"""
+import numpy as np
+
+from . import _dtypes, _expr, _runtime, _tessera
+from ._errors import DeviceMismatch, LayoutMismatch, ShapeMismatch
+
+HOST, DEVICE = 0, 1  # tessera_memory
+_AxisError = getattr(getattr(np, "exceptions", np), "AxisError")
+
+
+def normalize_axis(axis, ndim):
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise TypeError(f"axis {axis!r} is not an integer")
+    if not -ndim <= axis < ndim:
+        raise _AxisError(int(axis), ndim)
+    return int(axis) % ndim
+
+
+def check_shape(shape):
+    if isinstance(shape, (int, np.integer)):
+        shape = (int(shape),)
+    try:
+        shape = tuple(int(n) for n in shape)
+    except TypeError as e:
+        raise TypeError(f"shape {shape!r} is not a tuple of integers") from e
+    if not 1 <= len(shape) <= 4:
+        raise ValueError(f"tessera arrays have 1 to 4 dimensions, not {len(shape)} (shape {shape})")
+    if any(n < 0 for n in shape):
+        raise ValueError(f"negative dimensions are not allowed (shape {shape})")
+    return shape
+
+
+def split_axes(split, ndim):
+    """split as a tuple of array axes (Heat's split: None, an axis, or a tuple of axes)."""
+    if split is None:
+        return ()
+    axes = (split,) if isinstance(split, (int, np.integer)) and not isinstance(split, bool) else split
+    try:
+        axes = tuple(normalize_axis(a, ndim) for a in axes)
+    except TypeError as e:
+        raise TypeError(f"split {split!r} is not an axis or a tuple of axes") from e
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"split {split!r} names an axis twice")
+    return axes
+
+
+def block_key(rt, shape, split=0, grid=None, halo=0, periodic=False):
+    """The key of a block layout: ('block', shape, split per array axis, grid dims, halo, periodic)."""
+    ndim = len(shape)
+    axes = split_axes(split, ndim)
+    if grid is None:
+        dims = (rt.size,) if len(axes) <= 1 else (0,) * len(axes)
+    else:
+        dims = tuple(int(d) for d in ((grid,) if isinstance(grid, (int, np.integer)) else grid))
+        if len(dims) < max(1, len(axes)):
+            raise ValueError(f"grid {grid!r} has fewer axes than split {split!r}")
+    per_axis = [-1] * ndim
+    for g, a in enumerate(axes):
+        per_axis[a] = g
+    halo = (int(halo),) * ndim if isinstance(halo, (int, np.integer)) else tuple(int(h) for h in halo)
+    periodic = (bool(periodic),) * ndim if isinstance(periodic, (bool, int)) else tuple(bool(p) for p in periodic)
+    if len(halo) != ndim or len(periodic) != ndim or any(h < 0 for h in halo):
+        raise ValueError(f"halo {halo} / periodic {periodic}: one non-negative width / flag per axis ({ndim})")
+    return ("block", tuple(shape), tuple(per_axis), dims, halo, tuple(int(p) for p in periodic))
+
+
+class Shard:
+    """One rank's shard on a GPU: __cuda_array_interface__ (v3) and __dlpack__, without a copy.
+    It keeps its array alive."""
+
+    def __init__(self, array, halos):
+        self._array, self._halos = array, halos
+        ptr, _, _ = _tessera.array_info(array._id)
+        shape, strides, offset = array._view_geometry(halos)
+        self.shape, self.dtype = shape, array.dtype
+        self._ptr, self._strides = ptr + offset, strides
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": self.shape, "typestr": self.dtype.str, "data": (self._ptr, False), "version": 3,
+                "strides": self._strides, "stream": _tessera.array_stream(self._array._id) or 1}
+
+    def __dlpack__(self, stream=None, **kwargs):
+        _tessera.array_synchronize(self._array._id)
+        return _tessera.to_dlpack(self._array._id, self._halos)
+
+    def __dlpack_device__(self):
+        return (2, int(self._array.device.split(":")[1]) if ":" in self._array.device else 0)
+
+    def __repr__(self):
+        return f"<tessera shard {self.shape} {self.dtype} on {self._array.device}>"
+
+
+class ndarray:
+    """A distributed n-d array (1-4 dimensions) with one shard per rank."""
+
+    __array_priority__ = 100
+
+    # ---- construction (package internal) ----
+    def __init__(self, rt, key, dtype, device, layout=None, handle=None, keep=None, expr=None):
+        self._rt, self._key, self.dtype, self.device = rt, key, np.dtype(dtype), device
+        self._layout = layout if layout is not None else rt.layout(key)
+        self._id, self._keep, self._expr = handle, keep, expr
+        info = _tessera.layout_info(self._layout)
+        self.shape = tuple(info["shape"])
+        self._lo, self._hi, self._padded = tuple(info["lo"]), tuple(info["hi"]), tuple(info["padded"])
+        block = [h - l for l, h in zip(self._lo, self._hi)]
+        self.halo = tuple((p - b) // 2 if b > 0 else 0 for p, b in zip(self._padded, block))
+        splits = _tessera.layout_split(self._layout)
+        order = sorted((g, a) for a, g in enumerate(splits) if g >= 0)
+        self.split = tuple(a for _, a in order) if len(order) != 1 else order[0][1]
+        if not order:
+            self.split = None
+        if handle is None and expr is None:
+            self._allocate()
+        rt.track(self)
+
+    def _allocate(self):
+        """A zero-filled shard: on the runtime's GPU by the C API, on the host as NumPy memory."""
+        if self.device == "host":
+            buf = np.zeros(self._padded, dtype=self.dtype)
+            self._id = _tessera.array_adopt(self._layout, _dtypes.code(self.dtype), buf.ctypes.data, buf.size, HOST, 0)
+            self._keep = buf
+        else:
+            self._id = _tessera.array_create(self._layout, _dtypes.code(self.dtype))
+
+    def _like(self, dtype=None, key=None, layout=None):
+        """A new zero array of this one's layout and device."""
+        return ndarray(self._rt, key or self._key, dtype or self.dtype, self.device,
+                       layout=self._layout if key is None else layout)
+
+    def _release(self):
+        if self._id is not None:
+            _tessera.array_free(self._id)
+            self._id = None
+
+    def __del__(self):
+        # An array dropped while its runtime runs gives its shard back at once.
+        try:
+            if self._id is not None and self._rt.id is not None:
+                self._release()
+        except Exception:  # interpreter teardown: the runtime's finalize frees what is left
+            pass
+
+    # ---- properties ----
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    @property
+    def nbytes(self):
+        return self.size * self.dtype.itemsize
+
+    @property
+    def T(self):
+        raise NotImplementedError("transpose of a distributed array is not in tessera yet")
+
+    @property
+    def block(self):
+        """This rank's block of the global index space, a tuple of slices."""
+        return tuple(slice(l, h) for l, h in zip(self._lo, self._hi))
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __repr__(self):
+        pending = ", pending" if self._expr is not None else ""
+        return (f"tessera.ndarray(shape={self.shape}, dtype={self.dtype}, split={self.split}, "
+                f"device='{self.device}'{pending})")
+
+    # ---- materialization ----
+    def _handle(self):
+        """The C API handle, evaluating a pending expression first."""
+        self._rt.check_alive()
+        if self._expr is not None:
+            e, self._expr = self._expr, None
+            self._allocate()
+            assign(self, e)
+        if self._id is None:
+            raise _errors_freed()
+        return self._id
+
+    def _view_geometry(self, halos):
+        """(shape, strides in bytes, byte offset) of the shard's interior or padded view."""
+        it = self.dtype.itemsize
+        strides, s = [], it
+        for n in reversed(self._padded):
+            strides.append(s)
+            s *= n
+        strides = tuple(reversed(strides))
+        if halos:
+            return self._padded, strides, 0
+        block = tuple(h - l for l, h in zip(self._lo, self._hi))
+        offset = sum(h * st for h, st in zip(self.halo, strides)) if all(block) else 0
+        return block, strides, offset
+
+    def shard(self, halos=False):
+        """This rank's shard, without a copy: a NumPy array on the host; on a GPU an object with
+        __cuda_array_interface__ and __dlpack__ (cupy.asarray / torch.from_dlpack take it)."""
+        self._handle()
+        if self.device != "host":
+            return Shard(self, halos)
+        ptr, _, _ = _tessera.array_info(self._id)
+        shape, strides, offset = self._view_geometry(halos)
+        holder = _HostView(self, ptr + offset, shape, strides)
+        return np.asarray(holder)
+
+    @property
+    def local(self):
+        """This rank's block (no halos), without a copy (see shard())."""
+        return self.shard(halos=False)
+
+    def numpy(self):
+        """The whole array as a NumPy array on every rank (collective)."""
+        h = self._handle()
+        whole = ndarray(self._rt, block_key(self._rt, self.shape, None), self.dtype, self.device)
+        _tessera.redistribute(h, whole._id)
+        out = np.empty(self.shape, dtype=self.dtype)
+        _tessera.array_read(whole._id, out.ctypes.data, out.size)
+        whole._release()
+        return out
+
+    def gather(self, root=0):
+        """The whole array as a NumPy array on rank `root`, None on the others (collective)."""
+        h = self._handle()
+        mine = self._rt.rank == root
+        out = np.empty(self.shape, dtype=self.dtype) if mine else None
+        _tessera.gather(h, int(root), out.ctypes.data if mine else 0, out.size if mine else 0, HOST)
+        return out
+
+    def __array__(self, dtype=None, copy=None):
+        raise TypeError("a tessera.ndarray is distributed: a.numpy() (every rank) or a.gather(root) "
+                        "(one rank) makes a NumPy array explicitly; a.local is this rank's shard")
+
+    def __bool__(self):
+        raise ValueError("the truth value of a distributed array is ambiguous: use tessera.any / tessera.all")
+
+    def to(self, device):
+        """A copy of the array on `device` ("host" or the runtime's GPU); self if it is there."""
+        target = self._rt.device_kind(device)
+        if target == self.device:
+            return self
+        out = ndarray(self._rt, self._key, self.dtype, target, layout=self._layout)
+        _tessera.redistribute(self._handle(), out._id)
+        return out
+
+    def copy(self):
+        return _from_expr(self, _expr.cast(_expr.Leaf(self), self.dtype))
+
+    def astype(self, dtype, copy=True):
+        d = _dtypes.dtype_of(dtype)
+        if d == self.dtype and not copy:
+            return self
+        return _from_expr(self, _expr.cast(self._as_expr(), d))
+
+    def synchronize(self):
+        _tessera.array_synchronize(self._handle())
+
+    # ---- layout changes and halos (collective) ----
+    def resplit(self, split, grid=None):
+        """The array redistributed to `split` (an axis, a tuple of axes or None: replicated)."""
+        periodic = self._key[5] if self._key else False
+        key = block_key(self._rt, self.shape, split, grid, self.halo, periodic)
+        out = ndarray(self._rt, key, self.dtype, self.device)
+        _tessera.redistribute(self._handle(), out._id)
+        return out
+
+    def redistribute(self, split, grid=None):
+        return self.resplit(split, grid)
+
+    def exchange_halos(self):
+        _tessera.halo_exchange(self._handle())
+
+    def exchange_halos_begin(self):
+        """Starts the halo exchange; the returned object's end() completes it."""
+        return _PendingHalo(_tessera.halo_exchange_begin(self._handle()))
+
+    # ---- expressions ----
+    def _as_expr(self):
+        return self._expr if self._expr is not None else _expr.Leaf(self)
+
+    def _operand(self, other):
+        """other as an expression node: a scalar, or an array of this layout and device."""
+        if isinstance(other, ndarray):
+            check_compatible(self, other)
+            return other._as_expr()
+        if isinstance(other, (bool, int, float, complex, np.generic)) or (
+                isinstance(other, np.ndarray) and other.ndim == 0):
+            return _expr.Const(other[()] if isinstance(other, np.ndarray) else other)
+        return None
+
+    def _binary(self, ufunc, other, reflected=False):
+        o = self._operand(other)
+        if o is None:
+            return NotImplemented
+        args = [o, self._as_expr()] if reflected else [self._as_expr(), o]
+        return _from_expr(self, _expr.node(ufunc, args))
+
+    def _unary(self, ufunc):
+        return _from_expr(self, _expr.node(ufunc, [self._as_expr()]))
+
+    def _inplace(self, ufunc, other):
+        o = self._operand(other)
+        if o is None:
+            return NotImplemented
+        e = _expr.node(ufunc, [self._as_expr(), o])
+        if not np.can_cast(e.dtype, self.dtype, "same_kind"):
+            raise _errors_ufunc_cast(ufunc, e.dtype, self.dtype)
+        self._handle()
+        assign(self, e)
+        return self
+
+    __add__ = lambda s, o: s._binary(np.add, o)
+    __radd__ = lambda s, o: s._binary(np.add, o, True)
+    __sub__ = lambda s, o: s._binary(np.subtract, o)
+    __rsub__ = lambda s, o: s._binary(np.subtract, o, True)
+    __mul__ = lambda s, o: s._binary(np.multiply, o)
+    __rmul__ = lambda s, o: s._binary(np.multiply, o, True)
+    __truediv__ = lambda s, o: s._binary(np.true_divide, o)
+    __rtruediv__ = lambda s, o: s._binary(np.true_divide, o, True)
+    __floordiv__ = lambda s, o: s._binary(np.floor_divide, o)
+    __rfloordiv__ = lambda s, o: s._binary(np.floor_divide, o, True)
+    __mod__ = lambda s, o: s._binary(np.remainder, o)
+    __rmod__ = lambda s, o: s._binary(np.remainder, o, True)
+    __pow__ = lambda s, o: s._binary(np.power, o)
+    __rpow__ = lambda s, o: s._binary(np.power, o, True)
+    __eq__ = lambda s, o: s._binary(np.equal, o)
+    __ne__ = lambda s, o: s._binary(np.not_equal, o)
+    __lt__ = lambda s, o: s._binary(np.less, o)
+    __le__ = lambda s, o: s._binary(np.less_equal, o)
+    __gt__ = lambda s, o: s._binary(np.greater, o)
+    __ge__ = lambda s, o: s._binary(np.greater_equal, o)
+    __and__ = lambda s, o: s._logical(np.logical_and, o)
+    __rand__ = lambda s, o: s._logical(np.logical_and, o)
+    __or__ = lambda s, o: s._logical(np.logical_or, o)
+    __ror__ = lambda s, o: s._logical(np.logical_or, o)
+    __iadd__ = lambda s, o: s._inplace(np.add, o)
+    __isub__ = lambda s, o: s._inplace(np.subtract, o)
+    __imul__ = lambda s, o: s._inplace(np.multiply, o)
+    __itruediv__ = lambda s, o: s._inplace(np.true_divide, o)
+    __ipow__ = lambda s, o: s._inplace(np.power, o)
+    __neg__ = lambda s: s._unary(np.negative)
+    __pos__ = lambda s: s.copy()
+    __abs__ = lambda s: s._unary(np.absolute)
+    __hash__ = None
+
+    def _logical(self, ufunc, other):
+        if self.dtype != np.bool_ or (isinstance(other, ndarray) and other.dtype != np.bool_):
+            raise TypeError(f"& and | take bool arrays here (tessera has no bitwise integer operations yet); "
+                            f"got {self.dtype}")
+        return self._binary(ufunc, other)
+
+    def __invert__(self):
+        if self.dtype != np.bool_:
+            raise TypeError(f"~ takes bool arrays here, not {self.dtype}")
+        return self._unary(np.logical_not)
+
+    def __setitem__(self, key, value):
+        if not (key is Ellipsis or key == slice(None) or (isinstance(key, tuple) and all(
+                k == slice(None) or k is Ellipsis for k in key))):
+            raise NotImplementedError("assignment to a part of a distributed array (slicing) is not in tessera "
+                                      "yet; z[...] = expression assigns the whole array")
+        o = self._operand(value)
+        if o is None:
+            raise TypeError(f"cannot assign {type(value).__name__} to a tessera.ndarray")
+        if not np.can_cast(o.dtype, self.dtype, "same_kind") and not isinstance(o, _expr.Const):
+            raise TypeError(f"cannot assign {o.dtype} values to a {self.dtype} array (casting rule 'same_kind')")
+        self._handle()
+        assign(self, o)
+
+    def __getitem__(self, key):
+        raise NotImplementedError("indexing and slicing distributed arrays is not in tessera yet: a.local is "
+                                  "this rank's block, a.numpy() the whole array")
+
+    # ---- NumPy protocols ----
+    def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        if method != "__call__" or kwargs or ufunc not in _expr.UFUNCS:
+            return NotImplemented
+        args = []
+        for x in inputs:
+            e = self._operand(x) if x is not self else self._as_expr()
+            if e is None:
+                return NotImplemented
+            args.append(e)
+        result = _from_expr(self, _expr.node(ufunc, args))
+        if out is None:
+            return result
+        target = out[0] if isinstance(out, tuple) else out
+        if not isinstance(target, ndarray):
+            return NotImplemented
+        target[...] = result
+        return target
+
+    def __array_function__(self, func, types, args, kwargs):
+        from . import _functions
+        impl = _functions.HANDLED.get(func)
+        if impl is None or not all(issubclass(t, (ndarray, np.ndarray)) for t in types):
+            return NotImplemented
+        return impl(*args, **kwargs)
+
+    # NumPy-style methods
+    def sum(self, axis=None, dtype=None, keepdims=False):
+        from . import _functions
+        return _functions.sum(self, axis=axis, dtype=dtype, keepdims=keepdims)
+
+    def prod(self, axis=None, dtype=None, keepdims=False):
+        from . import _functions
+        return _functions.prod(self, axis=axis, dtype=dtype, keepdims=keepdims)
+
+    def min(self, axis=None, keepdims=False):
+        from . import _functions
+        return _functions.min(self, axis=axis, keepdims=keepdims)
+
+    def max(self, axis=None, keepdims=False):
+        from . import _functions
+        return _functions.max(self, axis=axis, keepdims=keepdims)
+
+    def mean(self, axis=None, dtype=None, keepdims=False):
+        from . import _functions
+        return _functions.mean(self, axis=axis, dtype=dtype, keepdims=keepdims)
+
+    def var(self, axis=None, dtype=None, ddof=0, keepdims=False):
+        from . import _functions
+        return _functions.var(self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+
+    def std(self, axis=None, dtype=None, ddof=0, keepdims=False):
+        from . import _functions
+        return _functions.std(self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+
+    def any(self, axis=None, keepdims=False):
+        from . import _functions
+        return _functions.any(self, axis=axis, keepdims=keepdims)
+
+    def all(self, axis=None, keepdims=False):
+        from . import _functions
+        return _functions.all(self, axis=axis, keepdims=keepdims)
+
+
+class _HostView:
+    """__array_interface__ of a host shard; the NumPy view keeps it (and the array) alive."""
+
+    def __init__(self, array, ptr, shape, strides):
+        self._array = array
+        self.__array_interface__ = {"shape": tuple(shape), "typestr": array.dtype.str, "data": (ptr, False),
+                                    "strides": tuple(strides), "version": 3}
+
+
+class _PendingHalo:
+    def __init__(self, h):
+        self._h = h
+
+    def end(self):
+        if self._h is not None:
+            _tessera.halo_exchange_end(self._h)
+            self._h = None
+
+
+def _errors_freed():
+    from ._errors import InvalidHandle
+    return InvalidHandle("the array was freed (tessera.finalize() ended its runtime)")
+
+
+def _errors_ufunc_cast(ufunc, got, want):
+    from ._errors import DtypeMismatch
+    return DtypeMismatch(f"Cannot cast ufunc '{ufunc.__name__}' output from dtype('{got}') to dtype('{want}') "
+                         "with casting rule 'same_kind'")
+
+
+def check_compatible(a, b):
+    """Operands of one elementwise operation: same shape, layout and device (else they raise)."""
+    if a.shape != b.shape:
+        raise ShapeMismatch(f"operands could not be broadcast together with shapes {a.shape} {b.shape} "
+                            "(tessera's elementwise operations take arrays of one shape)")
+    if a.device != b.device:
+        raise DeviceMismatch(f"operands on {a.device} and {b.device} (rank {a._rt.rank}): move one with .to()")
+    if a._key != b._key or a._key is None:
+        if not (a._layout == b._layout):
+            raise LayoutMismatch(f"operands of shape {a.shape} split {a.split} and {b.split} (halos {a.halo} and "
+                                 f"{b.halo}) lie differently (rank {a._rt.rank}): use .resplit() first")
+
+
+def _from_expr(like, e):
+    """A pending array holding expression e, of like's layout and device."""
+    return ndarray(like._rt, like._key, e.dtype, like.device, layout=like._layout, expr=e)
+
+
+def assign(dst, e):
+    """Evaluates expression e into dst's interior (dst is materialized)."""
+    if isinstance(e, _expr.Const):
+        e = _expr.cast(e, dst.dtype)
+    for leaf in _expr.leaves(e):
+        leaf._handle()
+    if dst.device == "host":
+        view = dst.shard()
+        result = _expr.evaluate_host(e, lambda a: a.shard())
+        view[...] = result
+        return
+    launch(dst, e)
+
+
+def launch(dst, e):
+    """One fused kernel of the runtime kernel compiler: dst's interior = e."""
+    L = _expr.lower(e, dst.dtype)
+    shape, strides, offset = dst._view_geometry(False)
+    if 0 in shape:
+        return
+    it = dst.dtype.itemsize
+    ptr, _, _ = _tessera.array_info(dst._id)
+    # Without halos every interior is contiguous and the kernel indexes flat.
+    linear = all(not any(o.halo) for o in L.operands) and not any(dst.halo)
+    operands = []
+    for a in L.operands:
+        s, st, off = a._view_geometry(False)
+        p, _, _ = _tessera.array_info(a._id)
+        operands.append((p + off, [x // a.dtype.itemsize for x in st]))
+    _tessera.jit_launch(list(L.nodes), _dtypes.code(dst.dtype), ptr + offset, list(shape), [x // it for x in strides],
+                        operands, list(L.scalars), linear)

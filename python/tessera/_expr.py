@@ -1,0 +1,174 @@
+"""Lazy elementwise expressions and their lowering to the runtime kernel compiler's IR.
+
+An expression is a tree of Leaf (a materialized array), Const (a Python or NumPy scalar) and Node
+(a ufunc over children). Result types are NumPy's: each node's dtype is what the ufunc gives
+for its operands' dtypes and scalars (computed on empty arrays, so NumPy's own promotion rules
+apply, weak Python scalars included). Materializing evaluates the tree into one array:
+  - on the host, with NumPy on each rank's shard (results identical to NumPy by construction);
+  - on a GPU, as one fused kernel: the tree becomes the IR (local/jit/ir.hpp), with explicit
+    casts wherever NumPy converts an operand, and the runtime kernel compiler (NVRTC) compiles
+    it once per structure and types.
+"""
+import numpy as np
+
+from . import _dtypes
+
+# IR operations (tessera::local::jit::Op, in order).
+_IR_OPS = ["load", "scalar", "neg", "logical_not", "abs", "sqrt", "exp", "log", "sin", "cos", "tan", "tanh",
+           "real", "imag", "conj", "cast", "add", "sub", "mul", "div", "eq", "ne", "lt", "le", "gt", "ge",
+           "logical_and", "logical_or", "minimum", "maximum", "pow", "rsqrt", "expm1", "log1p", "sinh", "cosh",
+           "asin", "acos", "atan", "floor", "ceil", "round", "arg", "atan2", "where"]
+IR = {name: i for i, name in enumerate(_IR_OPS)}
+
+# NumPy ufuncs the expressions take, with their IR operation (None: host only).
+UFUNCS = {
+    np.negative: "neg", np.logical_not: "logical_not", np.absolute: "abs", np.sqrt: "sqrt", np.exp: "exp",
+    np.log: "log", np.sin: "sin", np.cos: "cos", np.tan: "tan", np.tanh: "tanh", np.conjugate: "conj",
+    np.add: "add", np.subtract: "sub", np.multiply: "mul", np.true_divide: "div", np.equal: "eq",
+    np.not_equal: "ne", np.less: "lt", np.less_equal: "le", np.greater: "gt", np.greater_equal: "ge",
+    np.logical_and: "logical_and", np.logical_or: "logical_or", np.minimum: "minimum", np.maximum: "maximum",
+    np.power: "pow", np.expm1: "expm1", np.log1p: "log1p", np.sinh: "sinh", np.cosh: "cosh",
+    np.arcsin: "asin", np.arccos: "acos", np.arctan: "atan", np.floor: "floor", np.ceil: "ceil",
+    np.arctan2: "atan2", np.floor_divide: None, np.remainder: None, np.rint: None, np.square: None,
+    np.sign: None, np.isnan: None, np.isinf: None, np.isfinite: None, np.log2: None, np.log10: None,
+    np.exp2: None, np.cbrt: None, np.reciprocal: None, np.logical_xor: None, np.positive: None,
+}
+_COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
+_LOGICAL = {"logical_and", "logical_or", "logical_not"}
+
+
+class Leaf:
+    __slots__ = ("array", "dtype")
+
+    def __init__(self, array):
+        self.array, self.dtype = array, array.dtype
+
+
+class Const:
+    __slots__ = ("value", "dtype")
+
+    def __init__(self, value):
+        self.value = value
+        self.dtype = np.asarray(value).dtype  # the value's own type; promotion uses the value itself
+
+
+class Node:
+    __slots__ = ("ufunc", "args", "dtype")
+
+    def __init__(self, ufunc, args, dtype):
+        self.ufunc, self.args, self.dtype = ufunc, args, dtype
+
+
+class Where:
+    __slots__ = ("args", "dtype")
+
+    def __init__(self, args, dtype):
+        self.args, self.dtype = args, dtype
+
+
+def _probe(x):
+    """A stand-in for NumPy's type rules: an empty array of the dtype, or the scalar itself."""
+    return x.value if isinstance(x, Const) else np.empty(0, x.dtype)
+
+
+def node(ufunc, args):
+    """The node ufunc(*args) with NumPy's result dtype (TypeError where NumPy has no loop)."""
+    out = ufunc(*[_probe(a) for a in args])
+    dtype = np.asarray(out).dtype
+    _dtypes.dtype_of(dtype)  # a result type Tessera lacks (float16, ...) is a TypeError
+    return Node(ufunc, args, dtype)
+
+
+def where(args):
+    out = np.where(*[_probe(a) for a in args])
+    return Where(args, _dtypes.dtype_of(np.asarray(out).dtype))
+
+
+def cast(x, dtype):
+    """x as dtype (astype): an identity node the evaluators turn into a conversion."""
+    return Node(None, [x], np.dtype(dtype))
+
+
+# ---- host evaluation ----
+def evaluate_host(e, view):
+    """NumPy's value of e, where view(array) is an array's local interior."""
+    if isinstance(e, Leaf):
+        return view(e.array)
+    if isinstance(e, Const):
+        return e.value
+    vals = [evaluate_host(a, view) for a in e.args]
+    if isinstance(e, Where):
+        return np.where(*vals)
+    if e.ufunc is None:
+        return np.asarray(vals[0]).astype(e.dtype)
+    return e.ufunc(*vals)
+
+
+def leaves(e, out=None):
+    out = [] if out is None else out
+    if isinstance(e, Leaf):
+        out.append(e.array)
+    elif isinstance(e, (Node, Where)):
+        for a in e.args:
+            leaves(a, out)
+    return out
+
+
+# ---- lowering to the IR ----
+class Lowered:
+    """The IR node list ((op, dtype code, a, b, c, slot) tuples), operands and scalar bytes."""
+
+    def __init__(self):
+        self.nodes, self.operands, self.scalars = [], [], []
+
+    def add(self, op, dtype, a=-1, b=-1, c=-1, slot=-1):
+        self.nodes.append((IR[op], _dtypes.code(dtype), a, b, c, slot))
+        return len(self.nodes) - 1
+
+    def as_type(self, e, dtype):
+        """Lowers e, converted to dtype (a cast node where NumPy converts it; scalars in place)."""
+        dtype = np.dtype(dtype)
+        if isinstance(e, Const):
+            self.scalars.append(np.asarray(e.value).astype(dtype).tobytes())
+            return self.add("scalar", dtype, slot=len(self.scalars) - 1)
+        i = self.lower(e)
+        return i if e.dtype == dtype else self.add("cast", dtype, i)
+
+    def lower(self, e):
+        if isinstance(e, Leaf):
+            self.operands.append(e.array)
+            return self.add("load", e.dtype, slot=len(self.operands) - 1)
+        if isinstance(e, Const):
+            return self.as_type(e, e.dtype)
+        if isinstance(e, Where):
+            c = self.as_type(e.args[0], np.bool_)
+            return self.add("where", e.dtype, c, self.as_type(e.args[1], e.dtype), self.as_type(e.args[2], e.dtype))
+        if e.ufunc is None:  # astype
+            return self.as_type(e.args[0], e.dtype)
+        op = UFUNCS.get(e.ufunc)
+        if op is None:
+            raise NotImplementedError(f"{e.ufunc.__name__} has no GPU kernel in the runtime kernel compiler yet "
+                                      "(it runs on host arrays)")
+        operand = self.operand_type(op, e)
+        ids = [self.as_type(a, operand) for a in e.args]
+        return self.add(op, e.dtype, *ids)
+
+    @staticmethod
+    def operand_type(op, e):
+        """The type NumPy computes op in: the common type of the operands for comparisons, bool
+        for logical operations, the argument's own type for abs/conj of complex values, else the
+        result type."""
+        if op in _LOGICAL:
+            return np.dtype(np.bool_)
+        if op in _COMPARISONS:
+            return np.result_type(*[_probe(a) for a in e.args])
+        if op in ("abs", "conj") and e.args[0].dtype.kind == "c":
+            return e.args[0].dtype
+        return e.dtype
+
+
+def lower(e, out_dtype):
+    """The IR of `out = e` (e converted to out_dtype)."""
+    L = Lowered()
+    L.as_type(e, out_dtype)
+    return L

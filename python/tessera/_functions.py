@@ -1,0 +1,366 @@
+"""Array creation, reductions and the NumPy functions tessera.ndarray answers through
+__array_function__ (np.sum(a) stays distributed; a NumPy function tessera lacks raises TypeError
+instead of gathering the array)."""
+import builtins
+import math
+
+import numpy as np
+
+from . import _dtypes, _expr, _runtime, _tessera
+from ._array import HOST, block_key, check_shape, ndarray, normalize_axis, _from_expr
+from ._errors import DtypeMismatch
+
+HANDLED = {}
+_SUM, _PROD, _MIN, _MAX, _NORM2 = 0, 1, 2, 3, 4  # tessera_reduce_op
+
+
+def implements(*numpy_functions):
+    def register(f):
+        for nf in numpy_functions:
+            HANDLED[nf] = f
+        return f
+    return register
+
+
+# ---- creation ----
+def _new(shape, dtype, split, grid, halo, device, periodic=False, default=np.float64):
+    rt = _runtime.runtime()
+    shape = check_shape(shape)
+    return ndarray(rt, block_key(rt, shape, split, grid, halo, periodic), _dtypes.dtype_of(dtype, default),
+                   rt.device_kind(device))
+
+
+def zeros(shape, dtype=None, split=None, grid=None, halo=0, device=None, periodic=False):
+    """A zero-filled array: `split` an axis, a tuple of axes (over a grid of as many axes) or None
+    (every rank holds all of it); `grid` the process grid's extents; `halo` widths per axis."""
+    return _new(shape, dtype, split, grid, halo, device, periodic)
+
+
+def empty(shape, dtype=None, split=None, grid=None, halo=0, device=None, periodic=False):
+    """As zeros (tessera's new arrays are always zero-filled)."""
+    return zeros(shape, dtype, split, grid, halo, device, periodic)
+
+
+def full(shape, fill_value, dtype=None, split=None, grid=None, halo=0, device=None, periodic=False):
+    if dtype is None:
+        dtype = np.array(fill_value).dtype
+    a = _new(shape, dtype, split, grid, halo, device, periodic)
+    a[...] = fill_value
+    return a
+
+
+def ones(shape, dtype=None, split=None, grid=None, halo=0, device=None, periodic=False):
+    return full(shape, 1, dtype if dtype is not None else np.float64, split, grid, halo, device, periodic)
+
+
+def zeros_like(a, dtype=None):
+    return ndarray(a._rt, a._key, _dtypes.dtype_of(dtype, a.dtype), a.device, layout=a._layout)
+
+
+def ones_like(a, dtype=None):
+    z = zeros_like(a, dtype)
+    z[...] = 1
+    return z
+
+
+def full_like(a, fill_value, dtype=None):
+    z = zeros_like(a, dtype)
+    z[...] = fill_value
+    return z
+
+
+def _write_block(a, values):
+    """Writes this rank's block (a NumPy array of the block's shape) into a's interior."""
+    values = np.ascontiguousarray(values, dtype=a.dtype)
+    if a.device == "host":
+        a.local[...] = values
+    else:
+        _tessera.array_write(a._id, values.ctypes.data, values.size)
+
+
+def arange(start, stop=None, step=1, dtype=None, split=None, device=None):
+    """NumPy's arange as a 1-D distributed array (each rank computes its block)."""
+    if stop is None:
+        start, stop = 0, start
+    d = _dtypes.dtype_of(dtype if dtype is not None else np.arange(start, start + step, step).dtype)
+    n = builtins.max(0, math.ceil((stop - start) / step))
+    a = _new((n,), d, split, None, 0, device)
+    lo, hi = a._lo[0], a._hi[0]
+    _write_block(a, (start + np.arange(lo, hi) * step).astype(d))
+    return a
+
+
+def linspace(start, stop, num=50, endpoint=True, dtype=None, split=None, device=None):
+    """NumPy's linspace as a 1-D distributed array."""
+    num = int(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    div = (num - 1) if endpoint else num
+    step = (stop - start) / div if div > 0 else 0.0
+    d = _dtypes.dtype_of(dtype, np.result_type(float(start), float(stop)) if dtype is None else dtype)
+    a = _new((num,), d, split, None, 0, device)
+    lo, hi = a._lo[0], a._hi[0]
+    y = np.arange(lo, hi, dtype=np.float64) * step + start
+    if endpoint and num > 1 and hi == num and hi > lo:
+        y[-1] = stop
+    _write_block(a, y.astype(d))
+    return a
+
+
+def asarray(x, dtype=None, split=None, grid=None, halo=0, device=None, root=None):
+    """A distributed copy of a NumPy (or CuPy) array: the same array on every rank (root=None),
+    or given on rank `root` alone (scattered). A tessera.ndarray is returned as it is."""
+    if isinstance(x, ndarray):
+        return x if dtype is None or np.dtype(dtype) == x.dtype else x.astype(dtype)
+    rt = _runtime.runtime()
+    if hasattr(x, "__cuda_array_interface__") and hasattr(x, "get"):
+        x = x.get()  # CuPy: its values on the host (the user asked for a copy)
+    if root is None:
+        x = np.asarray(x, dtype=dtype)
+        a = _new(x.shape, x.dtype, split, grid, halo, device)
+        _write_block(a, x[a.block])
+        return a
+    meta = rt.comm.bcast((np.shape(x), np.asarray(x, dtype=dtype).dtype.str) if rt.rank == root else None, root=root)
+    a = _new(meta[0], np.dtype(meta[1]), split, grid, halo, device)
+    buf = np.ascontiguousarray(x, dtype=a.dtype) if rt.rank == root else None
+    _tessera.scatter(a._id, int(root), buf.ctypes.data if buf is not None else 0, buf.size if buf is not None else 0,
+                     HOST)
+    return a
+
+
+def from_shards(local, split=0):
+    """A distributed array over every rank's own array, without a copy: `local` is this rank's
+    block (C-contiguous; NumPy, or a GPU array with __cuda_array_interface__ such as CuPy's or
+    PyTorch's on the runtime's GPU), the blocks lie in rank order along axis `split`."""
+    rt = _runtime.runtime()
+    on_gpu = hasattr(local, "__cuda_array_interface__")
+    if on_gpu:
+        cai = local.__cuda_array_interface__
+        shape, dtype, ptr = tuple(cai["shape"]), _dtypes.dtype_of(np.dtype(cai["typestr"])), cai["data"][0]
+        if cai.get("strides") not in (None, tuple(np.empty(shape, dtype).strides)):
+            raise ValueError("from_shards takes C-contiguous shards (a non-contiguous GPU array was given)")
+        stream = cai.get("stream") or 0
+        stream = 0 if stream in (1, 2) else stream
+    else:
+        if not isinstance(local, np.ndarray):
+            raise TypeError(f"from_shards takes a NumPy array or a GPU array with __cuda_array_interface__, "
+                            f"not {type(local).__name__}")
+        if not local.flags.c_contiguous:
+            raise ValueError("from_shards takes C-contiguous shards (use np.ascontiguousarray)")
+        shape, dtype, ptr, stream = local.shape, _dtypes.dtype_of(local.dtype), local.ctypes.data, 0
+    shape = check_shape(shape)
+    ax = normalize_axis(split, len(shape))
+    shapes = rt.comm.allgather((shape, dtype.str))
+    for s, d in shapes:
+        if len(s) != len(shape) or builtins.any(s[i] != shape[i] for i in range(len(shape)) if i != ax) or d != dtype.str:
+            raise ValueError(f"from_shards: rank shards {[s for s, _ in shapes]} / dtypes {[d for _, d in shapes]} "
+                             f"do not fit together along axis {ax}")
+    offsets = [0]
+    for s, _ in shapes:
+        offsets.append(offsets[-1] + s[ax])
+    gshape = tuple(offsets[-1] if i == ax else shape[i] for i in range(len(shape)))
+    split_list = [-1] * len(shape)
+    split_list[ax] = 0
+    key = ("shards", gshape, tuple(split_list), (rt.size,), tuple(offsets))
+    if key not in rt._layouts:
+        concat = []
+        for i in range(len(shape)):
+            concat += offsets if i == ax else [0, gshape[i]]
+        rt._layouts[key] = _tessera.layout_create_offsets(rt.grid((rt.size,)), list(gshape), split_list, concat)
+    mem = 1 if on_gpu else HOST
+    h = _tessera.array_adopt(rt._layouts[key], _dtypes.code(dtype), ptr, int(np.prod(shape)), mem, stream)
+    return ndarray(rt, key, dtype, rt.device if on_gpu else "host", layout=rt._layouts[key], handle=h, keep=local)
+
+
+# ---- reductions ----
+def _whole(a, op):
+    """The C API's reduction of a's interior: a NumPy scalar, the same on every rank."""
+    raw = _tessera.reduce(a._handle(), op)
+    if op in (_SUM, _PROD):
+        t = np.dtype(np.int64) if a.dtype.kind in "biu" else a.dtype
+    elif op == _NORM2:
+        t = _dtypes.real_of(a.dtype) if a.dtype.kind in "fc" else np.dtype(np.float64)
+    else:
+        t = a.dtype
+    return np.frombuffer(raw[:t.itemsize], dtype=t)[0]
+
+
+def _axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    return tuple(sorted(set(normalize_axis(x, ndim) for x in axes)))
+
+
+def _axis_reduce(a, axes, local_fn, op, out_dtype, keepdims):
+    """A reduction along `axes` (not all of them): local_fn(block) gives this rank's partial
+    (keepdims form), summed/multiplied/... over the ranks that split the reduced axes by the
+    group's all-reduce; the result is distributed like a over the kept axes."""
+    if a.device != "host":
+        raise NotImplementedError("reductions along an axis of GPU arrays are not in tessera yet "
+                                  "(whole-array reductions are)")
+    if a._key is None or a._key[0] != "block":
+        raise NotImplementedError("reductions along an axis need an array of a block layout (resplit it first)")
+    _, shape, split, dims, _, _ = a._key
+    part = np.ascontiguousarray(local_fn(a.local), dtype=out_dtype)
+    grid_axes = sorted(split[x] for x in axes if split[x] >= 0)
+    if grid_axes:
+        wide = part.dtype == np.bool_
+        buf = part.astype(np.int32) if wide else part
+        _tessera.axis_all_reduce(a._layout, grid_axes, buf.ctypes.data, buf.size, _dtypes.code(buf.dtype), op, HOST)
+        part = buf.astype(np.bool_) if wide else buf
+    out_shape = tuple(1 if i in axes else n for i, n in enumerate(shape))
+    out_split = tuple(-1 if i in axes else g for i, g in enumerate(split))
+    if not keepdims:
+        out_shape = tuple(n for i, n in enumerate(out_shape) if i not in axes)
+        out_split = tuple(g for i, g in enumerate(out_split) if i not in axes)
+        part = part.reshape([n for i, n in enumerate(part.shape) if i not in axes])
+    if not out_shape:
+        return part.reshape(()).astype(out_dtype)[()]
+    key = ("block", out_shape, out_split, dims, (0,) * len(out_shape), (0,) * len(out_shape))
+    out = ndarray(a._rt, key, out_dtype, a.device)
+    out.local[...] = part
+    return out
+
+
+def _reduction(a, axis, keepdims, op, np_reduce, whole_op, dtype=None):
+    a = asarray(a)
+    axes = _axes(axis, a.ndim)
+    if dtype is not None:
+        a = a.astype(dtype)
+    if len(axes) == a.ndim and not keepdims:
+        return _whole(a, whole_op)
+    probe = np_reduce(np.zeros((1,) * a.ndim, a.dtype), axis=axes, keepdims=True)
+    return _axis_reduce(a, axes, lambda x: np_reduce(x, axis=axes, keepdims=True), op, probe.dtype, keepdims)
+
+
+@implements(np.sum)
+def sum(a, axis=None, dtype=None, keepdims=False):
+    return _reduction(a, axis, keepdims, "sum", np.sum, _SUM, dtype)
+
+
+@implements(np.prod)
+def prod(a, axis=None, dtype=None, keepdims=False):
+    return _reduction(a, axis, keepdims, "prod", np.prod, _PROD, dtype)
+
+
+def _ordered(a, op, np_fn, ident_of, axis, keepdims):
+    a = asarray(a)
+    if a.dtype.kind == "c":
+        raise DtypeMismatch(f"{op} of a complex array (no ordering; rank {a._rt.rank})")
+    if a.size == 0:
+        raise ValueError(f"zero-size array to reduction operation {op}imum which has no identity")
+    axes = _axes(axis, a.ndim)
+    if len(axes) == a.ndim and not keepdims:
+        return _whole(a, _MIN if op == "min" else _MAX)
+    ident = ident_of(a.dtype)
+    return _axis_reduce(a, axes, lambda x: np_fn(x, axis=axes, keepdims=True, initial=ident), op, a.dtype, keepdims)
+
+
+def _top(d):
+    return True if d == np.bool_ else np.iinfo(d).max if d.kind in "iu" else np.inf
+
+
+def _bottom(d):
+    return False if d == np.bool_ else np.iinfo(d).min if d.kind in "iu" else -np.inf
+
+
+@implements(np.min, np.amin)
+def min(a, axis=None, keepdims=False):
+    return _ordered(a, "min", np.min, _top, axis, keepdims)
+
+
+@implements(np.max, np.amax)
+def max(a, axis=None, keepdims=False):
+    return _ordered(a, "max", np.max, _bottom, axis, keepdims)
+
+
+def _count(a, axes):
+    return int(np.prod([a.shape[x] for x in axes], dtype=np.int64))
+
+
+@implements(np.mean)
+def mean(a, axis=None, dtype=None, keepdims=False):
+    a = asarray(a)
+    axes = _axes(axis, a.ndim)
+    out = np.dtype(dtype) if dtype is not None else (np.dtype(np.float64) if a.dtype.kind in "biu" else a.dtype)
+    total = sum(a, axis=axis, dtype=out, keepdims=keepdims)
+    n = _count(a, axes)
+    if isinstance(total, ndarray):
+        return (total / n).astype(out)
+    return (total / n).astype(out) if n else out.type(np.nan)
+
+
+@implements(np.var)
+def var(a, axis=None, dtype=None, ddof=0, keepdims=False):
+    a = asarray(a)
+    axes = _axes(axis, a.ndim)
+    n = _count(a, axes)
+    if len(axes) == a.ndim and not keepdims:
+        m = mean(a, dtype=dtype)
+        d = a - m
+        sq = (np.absolute(d) ** 2) if a.dtype.kind == "c" else d * d
+        return sum(sq) / builtins.max(n - ddof, 0)
+    work = np.dtype(dtype) if dtype is not None else (np.dtype(np.float64) if a.dtype.kind in "biu" else a.dtype)
+    m = mean(a, axis=axes, dtype=work, keepdims=True)
+    if a.device != "host":
+        raise NotImplementedError("var/std along an axis of GPU arrays are not in tessera yet")
+    local_mean = m.local
+    real = _dtypes.real_of(work) if work.kind == "c" else work
+    dev = _axis_reduce(a, axes, lambda x: np.sum(np.abs(x - local_mean) ** 2, axis=axes, keepdims=True), "sum", real,
+                       keepdims)
+    return dev / builtins.max(n - ddof, 0)
+
+
+@implements(np.std)
+def std(a, axis=None, dtype=None, ddof=0, keepdims=False):
+    v = var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    return np.sqrt(v)
+
+
+@implements(np.any)
+def any(a, axis=None, keepdims=False):
+    a = asarray(a)
+    nz = (a != 0) if a.dtype != np.bool_ else a
+    axes = _axes(axis, a.ndim)
+    if len(axes) == a.ndim and not keepdims:
+        return np.bool_(a.size > 0 and _whole(nz.astype(np.int32), _MAX) != 0)
+    return _axis_reduce(nz, axes, lambda x: np.any(x, axis=axes, keepdims=True), "max", np.bool_, keepdims)
+
+
+@implements(np.all)
+def all(a, axis=None, keepdims=False):
+    a = asarray(a)
+    nz = (a != 0) if a.dtype != np.bool_ else a
+    axes = _axes(axis, a.ndim)
+    if len(axes) == a.ndim and not keepdims:
+        return np.bool_(a.size == 0 or _whole(nz.astype(np.int32), _MIN) != 0)
+    return _axis_reduce(nz, axes, lambda x: np.all(x, axis=axes, keepdims=True), "min", np.bool_, keepdims)
+
+
+@implements(np.linalg.norm)
+def norm(x, ord=None, axis=None, keepdims=False):
+    """The 2-norm of the flattened array (NumPy's default); other orders raise."""
+    if ord is not None or axis is not None or keepdims:
+        raise NotImplementedError("tessera.linalg.norm computes the 2-norm of the whole array "
+                                  "(ord=None, axis=None) so far")
+    return _whole(asarray(x), _NORM2)
+
+
+@implements(np.where)
+def where(condition, x, y):
+    """Elementwise choice (lazy, fused): x where condition, else y."""
+    arrays = [v for v in (condition, x, y) if isinstance(v, ndarray)]
+    if not arrays:
+        raise TypeError("tessera.where needs at least one tessera.ndarray")
+    like = arrays[0]
+    args = [like._operand(v) for v in (condition, x, y)]
+    if builtins.any(e is None for e in args):
+        raise TypeError("tessera.where takes tessera arrays of one layout and scalars")
+    return _from_expr(like, _expr.where(args))
+
+
+@implements(np.copy)
+def copy(a):
+    return a.copy()
+

@@ -1,0 +1,134 @@
+"""tessera.fft: distributed FFTs of whole arrays (NumPy's names and keywords). Plans are made
+once per layout and type (collective) and kept by the runtime; a forward transform returns its
+spectrum on the plan's output layout (transposed: no gather), and the inverse of a spectrum that
+came from a forward transform runs back to the original layout."""
+import numpy as np
+
+from . import _dtypes, _runtime, _tessera
+from ._array import ndarray
+from ._functions import asarray
+
+_C2C, _R2C = 0, 1
+_FORWARD, _BACKWARD = -1, 1
+_NORMS = {None: 0, "backward": 0, "ortho": 1, "forward": 2}
+
+
+def _norm(norm):
+    if norm not in _NORMS:
+        raise ValueError(f'Invalid norm value {norm}; should be "backward", "ortho" or "forward".')
+    return _NORMS[norm]
+
+
+def _whole_transform(a, s, axes, name):
+    if s is not None and tuple(s) != tuple(a.shape):
+        raise NotImplementedError(f"tessera.fft.{name}: s= (padding or cropping) is not in tessera yet")
+    if axes is not None and sorted(int(x) % a.ndim for x in axes) != list(range(a.ndim)):
+        raise NotImplementedError(f"tessera.fft.{name} transforms every axis (axes=None) so far")
+    if a.ndim > 3:
+        raise ValueError(f"tessera.fft.{name}: distributed FFTs are 1-3-D, the array is {a.ndim}-D")
+
+
+def _plan(rt, layout, dtype, kind, same_layout=False):
+    key = (layout, np.dtype(dtype).str, kind, same_layout)
+    if key not in rt._plans:
+        p = _tessera.fft_plan_create(layout, _dtypes.code(dtype), kind, 0, same_layout)
+        lin, lout = _tessera.fft_plan_layouts(p)
+        rt._plans[key] = (p, lin, lout)
+    return rt._plans[key]
+
+
+def _plan_with_output(rt, layout, kind):
+    """The cached plan whose output layout is `layout` (an earlier forward transform's), or None."""
+    for (lay, dstr, k, same), (p, lin, lout) in rt._plans.items():
+        if k == kind and lout == layout:
+            return p, lin, lout, np.dtype(dstr)
+    return None
+
+
+def _result(rt, like, layout, dtype, key):
+    return ndarray(rt, key, dtype, like.device, layout=layout)
+
+
+def fftn(a, s=None, axes=None, norm=None):
+    """The n-D discrete Fourier transform (complex result; real input is transformed as complex
+    of its precision)."""
+    a = asarray(a)
+    _whole_transform(a, s, axes, "fftn")
+    x = a if a.dtype.kind == "c" else a.astype(_dtypes.complex_of(a.dtype))
+    rt = a._rt
+    p, lin, lout = _plan(rt, x._layout, x.dtype, _C2C)
+    out = _result(rt, x, lout, x.dtype, ("fft", lout))
+    _tessera.fft_execute(p, _FORWARD, x._handle(), out._id, _norm(norm))
+    return out
+
+
+def ifftn(a, s=None, axes=None, norm=None):
+    a = asarray(a)
+    _whole_transform(a, s, axes, "ifftn")
+    x = a if a.dtype.kind == "c" else a.astype(_dtypes.complex_of(a.dtype))
+    rt = a._rt
+    found = _plan_with_output(rt, x._layout, _C2C)
+    if found is not None and found[3] == x.dtype:
+        p, lin, _, _ = found
+        key = next((arr._key for arr in rt.live_arrays() if arr._layout == lin), ("fft", lin))
+    else:
+        p, lin, _ = _plan(rt, x._layout, x.dtype, _C2C, same_layout=True)
+        key = x._key
+    out = _result(rt, x, lin if found is not None and found[3] == x.dtype else x._layout, x.dtype, key)
+    _tessera.fft_execute(p, _BACKWARD, x._handle(), out._id, _norm(norm))
+    return out
+
+
+def rfftn(a, s=None, axes=None, norm=None):
+    """The n-D transform of a real array: the last axis holds n//2+1 frequencies."""
+    a = asarray(a)
+    _whole_transform(a, s, axes, "rfftn")
+    if a.dtype.kind != "f":
+        a = a.astype(np.float64)
+    rt = a._rt
+    p, lin, lout = _plan(rt, a._layout, a.dtype, _R2C)
+    out = _result(rt, a, lout, _dtypes.complex_of(a.dtype), ("fft", lout))
+    _tessera.fft_execute(p, _FORWARD, a._handle(), out._id, _norm(norm))
+    return out
+
+
+def irfftn(a, s=None, axes=None, norm=None):
+    """The inverse of rfftn, for a spectrum rfftn returned (its plan knows the real shape)."""
+    a = asarray(a)
+    rt = a._rt
+    found = _plan_with_output(rt, a._layout, _R2C)
+    if found is None:
+        raise NotImplementedError("tessera.fft.irfftn inverts a spectrum that tessera.fft.rfftn made "
+                                  "(the real shape and layout come from its plan)")
+    p, lin, _, real = found
+    info = _tessera.layout_info(lin)
+    if s is not None and tuple(s) != tuple(info["shape"]):
+        raise NotImplementedError("tessera.fft.irfftn: s= other than the forward transform's shape")
+    key = next((arr._key for arr in rt.live_arrays() if arr._layout == lin), ("fft", lin))
+    out = _result(rt, a, lin, real, key)
+    _tessera.fft_execute(p, _BACKWARD, a._handle(), out._id, _norm(norm))
+    return out
+
+
+def fft(a, n=None, axis=-1, norm=None):
+    """The 1-D transform of a 1-D array."""
+    a = asarray(a)
+    if a.ndim != 1 or n not in (None, a.shape[0]):
+        raise NotImplementedError("tessera.fft.fft transforms whole 1-D arrays (n=None); use fftn for n-D")
+    return fftn(a, norm=norm)
+
+
+def ifft(a, n=None, axis=-1, norm=None):
+    a = asarray(a)
+    if a.ndim != 1 or n not in (None, a.shape[0]):
+        raise NotImplementedError("tessera.fft.ifft transforms whole 1-D arrays (n=None); use ifftn for n-D")
+    return ifftn(a, norm=norm)
+
+
+def fftfreq(n, d=1.0, split=None, device=None):
+    """NumPy's fftfreq as a distributed 1-D array."""
+    return asarray(np.fft.fftfreq(n, d), split=split, device=device)
+
+
+def rfftfreq(n, d=1.0, split=None, device=None):
+    return asarray(np.fft.rfftfreq(n, d), split=split, device=device)

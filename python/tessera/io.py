@@ -1,0 +1,72 @@
+"""tessera.io: parallel .npy and Zarr files of distributed arrays (every rank writes its part;
+numpy.load and zarr-python read the files, and tessera reads theirs)."""
+import json
+import os
+
+import numpy as np
+
+from . import _tessera
+from ._functions import asarray, zeros
+
+
+def save_npy(path, a):
+    """One .npy file of the whole array (collective)."""
+    a = asarray(a)
+    _tessera.save_npy(a._handle(), os.fspath(path))
+
+
+def _npy_header(path):
+    with open(path, "rb") as f:
+        version = np.lib.format.read_magic(f)
+        read = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, fortran, dtype = read(f)
+    if fortran:
+        raise ValueError(f"{path}: Fortran-ordered .npy files are not read by tessera")
+    return shape, dtype
+
+
+def load_npy(path, split=None, grid=None, halo=0, device=None):
+    """The array of a .npy file, distributed by `split` (collective; every rank reads its part)."""
+    path = os.fspath(path)
+    shape, dtype = _npy_header(path)
+    a = zeros(shape, dtype, split, grid, halo, device)
+    _tessera.load_npy(a._id, path)
+    return a
+
+
+def save_zarr(path, a, chunks=None, compressor=None):
+    """A Zarr v2 directory store; chunks: one extent per axis (None: the largest block);
+    compressor: None (raw) or "zlib" (collective)."""
+    if compressor not in (None, "zlib"):
+        raise NotImplementedError(f"compressor {compressor!r}: the Python package writes raw or 'zlib' chunks so far")
+    a = asarray(a)
+    ch = [] if chunks is None else [int(c) for c in chunks]
+    if chunks is not None and len(ch) != a.ndim:
+        raise ValueError(f"chunks {tuple(chunks)} for a {a.ndim}-D array")
+    _tessera.save_zarr(a._handle(), os.fspath(path), ch, compressor == "zlib")
+
+
+def _zarr_meta(path):
+    v3, v2 = os.path.join(path, "zarr.json"), os.path.join(path, ".zarray")
+    if os.path.exists(v3):
+        with open(v3) as f:
+            m = json.load(f)
+        names = {"bool": np.bool_, "int32": np.int32, "int64": np.int64, "float32": np.float32,
+                 "float64": np.float64, "complex64": np.complex64, "complex128": np.complex128}
+        if m.get("data_type") not in names:
+            raise ValueError(f"{path}: data type {m.get('data_type')!r} is not one of tessera's")
+        return tuple(m["shape"]), np.dtype(names[m["data_type"]])
+    if os.path.exists(v2):
+        with open(v2) as f:
+            m = json.load(f)
+        return tuple(m["shape"]), np.dtype(m["dtype"]).newbyteorder("=")
+    raise FileNotFoundError(f"{path}: no zarr.json or .zarray (not a Zarr array)")
+
+
+def load_zarr(path, split=None, grid=None, halo=0, device=None):
+    """The array of a Zarr v2 or v3 store, distributed by `split` (collective)."""
+    path = os.fspath(path)
+    shape, dtype = _zarr_meta(path)
+    a = zeros(shape, dtype, split, grid, halo, device)
+    _tessera.load_zarr(a._id, path)
+    return a
