@@ -2,7 +2,7 @@
 """Compares two builds of Tessera on this machine, side by side in one run: bench_local (2^28
 elements, with its axis-sum, strided-copy and cast figures), bench_fft 512^3 c2c, heat3d --n 512
 and bench_io (1 rank, --io-gib GiB of float32: .npy and Zarr v2/v3, raw and Blosc-LZ4), each run
-alternately (A, B, A, B, ...) `--rounds` times; prints the median of each figure and the ratio B/A (for times, A/B: > 1 means B is faster).
+alternately (A, B, A, B, ...) `--rounds` times (A first in even rounds, B first in odd ones); prints the median of each figure and the ratio B/A (for times, A/B: > 1 means B is faster).
 
   apps/bench/ab_builds.py OLD_BUILD NEW_BUILD [--rounds 3]
 """
@@ -54,6 +54,7 @@ IO_GIB = 1
 
 
 def bench_io(build):
+    subprocess.run(["sync"], check=False)  # the other side's files written back first
     text = run([f"{build}/apps/bench_io", "--gib", str(IO_GIB), "--reps", "3", "--formats", "npy,zarr,zarr3",
                 "--codecs", "raw,blosc-lz4", "--dir", "/tmp/ab_builds_io"])
     figures = {}
@@ -76,8 +77,11 @@ def main():
     benches = [bench_local, bench_fft, heat3d] + ([bench_io] if o.io_gib > 0 else [])
     globals()["IO_GIB"] = o.io_gib
     samples = {}
-    for _ in range(o.rounds):
-        for side, build in (("A", o.a), ("B", o.b)):
+    for r in range(o.rounds):
+        # A first in even rounds, B first in odd ones: neither side always inherits the other's
+        # dirty page cache or warm clocks.
+        sides = (("A", o.a), ("B", o.b)) if r % 2 == 0 else (("B", o.b), ("A", o.a))
+        for side, build in sides:
             for bench in benches:
                 for key, value in bench(build).items():
                     samples.setdefault(key, {"A": [], "B": []})[side].append(value)

@@ -26,9 +26,11 @@ def normalize_axis(axis, ndim):
 def check_shape(shape):
     if isinstance(shape, (int, np.integer)):
         shape = (int(shape),)
+    if isinstance(shape, (str, bytes)):
+        raise TypeError(f"shape {shape!r} is not a tuple of integers")
     try:
         shape = tuple(int(n) for n in shape)
-    except TypeError as e:
+    except (TypeError, ValueError) as e:
         raise TypeError(f"shape {shape!r} is not a tuple of integers") from e
     if not 1 <= len(shape) <= 4:
         raise ValueError(f"tessera arrays have 1 to 4 dimensions, not {len(shape)} (shape {shape})")

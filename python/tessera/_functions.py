@@ -107,7 +107,7 @@ def linspace(start, stop, num=50, endpoint=True, dtype=None, split=None, device=
     return a
 
 
-def asarray(x, dtype=None, split=None, grid=None, halo=0, device=None, root=None):
+def asarray(x, dtype=None, split=None, grid=None, halo=0, device=None, root=None, periodic=False):
     """A distributed copy of a NumPy (or CuPy) array: the same array on every rank (root=None),
     or given on rank `root` alone (scattered). A tessera.ndarray is returned as it is."""
     if isinstance(x, ndarray):
@@ -117,11 +117,11 @@ def asarray(x, dtype=None, split=None, grid=None, halo=0, device=None, root=None
         x = x.get()  # CuPy: its values on the host (the user asked for a copy)
     if root is None:
         x = np.asarray(x, dtype=dtype)
-        a = _new(x.shape, x.dtype, split, grid, halo, device)
+        a = _new(x.shape, x.dtype, split, grid, halo, device, periodic)
         _write_block(a, x[a.block])
         return a
     meta = rt.comm.bcast((np.shape(x), np.asarray(x, dtype=dtype).dtype.str) if rt.rank == root else None, root=root)
-    a = _new(meta[0], np.dtype(meta[1]), split, grid, halo, device)
+    a = _new(meta[0], np.dtype(meta[1]), split, grid, halo, device, periodic)
     buf = np.ascontiguousarray(x, dtype=a.dtype) if rt.rank == root else None
     _tessera.scatter(a._id, int(root), buf.ctypes.data if buf is not None else 0, buf.size if buf is not None else 0,
                      HOST)

@@ -56,8 +56,10 @@ def fftn(a, s=None, axes=None, norm=None):
     _whole_transform(a, s, axes, "fftn")
     x = a if a.dtype.kind == "c" else a.astype(_dtypes.complex_of(a.dtype))
     rt = a._rt
-    p, lin, lout = _plan(rt, x._layout, x.dtype, _C2C)
-    out = _result(rt, x, lout, x.dtype, ("fft", lout))
+    # A 1-D transform over several ranks comes out in the four-step's transposed order unless its
+    # output keeps the input's layout (natural order, what NumPy users expect).
+    p, lin, lout = _plan(rt, x._layout, x.dtype, _C2C, same_layout=x.ndim == 1)
+    out = _result(rt, x, lout, x.dtype, x._key if x.ndim == 1 else ("fft", lout))
     _tessera.fft_execute(p, _FORWARD, x._handle(), out._id, _norm(norm))
     return out
 

@@ -1,0 +1,64 @@
+import os
+
+import numpy as np
+import pytest
+
+import tessera as ts
+from conftest import values
+
+
+@pytest.mark.parametrize("shape", [(32,), (16, 12), (8, 6, 10)])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("norm", [None, "ortho", "forward"])
+def test_c2c(shape, dtype, norm):
+    x = values(shape, dtype)
+    a = ts.asarray(x, split=0)
+    F = ts.fft.fftn(a, norm=norm)
+    t = 1e-3 if dtype == np.complex64 else 1e-9
+    np.testing.assert_allclose(F.numpy(), np.fft.fftn(x, norm=norm), rtol=t, atol=t * np.abs(x).sum())
+    back = ts.fft.ifftn(F, norm=norm)
+    np.testing.assert_allclose(back.numpy(), x, rtol=t, atol=t)
+    assert back.split == a.split
+
+
+@pytest.mark.parametrize("shape", [(16, 12), (8, 6, 10)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_r2c(shape, dtype):
+    x = values(shape, dtype)
+    a = ts.asarray(x, split=0)
+    R = ts.fft.rfftn(a)
+    t = 1e-3 if dtype == np.float32 else 1e-9
+    np.testing.assert_allclose(R.numpy(), np.fft.rfftn(x), rtol=t, atol=t * np.abs(x).sum())
+    back = ts.fft.irfftn(R)
+    assert back.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(back.numpy(), x, rtol=t, atol=t)
+
+
+def test_fft_of_real_and_1d():
+    x = values((24,), np.float64)
+    np.testing.assert_allclose(ts.fft.fft(ts.asarray(x, split=0)).numpy(), np.fft.fft(x), atol=1e-9)
+    np.testing.assert_allclose(ts.fft.fftfreq(10, 0.1).numpy(), np.fft.fftfreq(10, 0.1))
+    np.testing.assert_allclose(ts.fft.rfftfreq(10).numpy(), np.fft.rfftfreq(10))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.float32, np.complex128, np.bool_])
+def test_npy_round_trip(dtype, shared_dir, runtime):
+    x = values((13, 6, 3), dtype)
+    path = os.path.join(shared_dir, f"a_{np.dtype(dtype).name}.npy")
+    ts.io.save_npy(path, ts.asarray(x, split=0))
+    runtime.comm.Barrier()
+    np.testing.assert_array_equal(np.load(path), x)  # numpy reads tessera's file
+    back = ts.io.load_npy(path, split=(1, 2))
+    np.testing.assert_array_equal(back.numpy(), x)
+
+
+@pytest.mark.parametrize("compressor", [None, "zlib"])
+def test_zarr_round_trip(compressor, shared_dir, runtime):
+    x = values((13, 10), np.float64)
+    path = os.path.join(shared_dir, f"a_{compressor}.zarr")
+    ts.io.save_zarr(path, ts.asarray(x, split=0), chunks=(4, 5), compressor=compressor)
+    runtime.comm.Barrier()
+    back = ts.io.load_zarr(path, split=1)
+    np.testing.assert_array_equal(back.numpy(), x)
+    zarr = pytest.importorskip("zarr")
+    np.testing.assert_array_equal(zarr.open(path, mode="r")[...], x)  # zarr-python reads it

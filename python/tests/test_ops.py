@@ -1,0 +1,159 @@
+import numpy as np
+import pytest
+
+import tessera as ts
+from tessera import _expr, _tessera
+from conftest import DTYPES, FLOATS, NUMERIC, tol, values
+
+SHAPE = (9, 7, 4)
+
+
+def pair(dtype, split=0, seed=0):
+    x, y = values(SHAPE, dtype, seed), values(SHAPE, dtype, seed + 1)
+    return ts.asarray(x, split=split), ts.asarray(y, split=split), x, y
+
+
+def same(got, want, dtype=None):
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    t = tol(dtype or want.dtype) if want.dtype.kind in "fc" else 0
+    if t:
+        np.testing.assert_allclose(got, want, rtol=t, atol=t)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", NUMERIC)
+def test_arithmetic(dtype):
+    a, b, x, y = pair(dtype)
+    same((a + b).numpy(), x + y)
+    same((a - b).numpy(), x - y)
+    same((a * b).numpy(), x * y)
+    same((2 * a + b * 3).numpy(), 2 * x + y * 3)
+    same((-a).numpy(), -x)
+    same(abs(a).numpy(), abs(x))
+    if np.dtype(dtype).kind != "i":
+        same((a / (abs(b) + 1)).numpy(), x / (abs(y) + 1))
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64])
+def test_comparisons_and_where(dtype):
+    a, b, x, y = pair(dtype)
+    for got, want in [(a < b, x < y), (a <= b, x <= y), (a > 0, x > 0), (a >= b, x >= y), (a == b, x == y),
+                      (a != b, x != y)]:
+        same(got.numpy(), want)
+    same(ts.where(a > b, a, b).numpy(), np.where(x > y, x, y))
+    same(np.where(a > 0, a, 0).numpy(), np.where(x > 0, x, 0))
+    m = (a > 0) & (b > 0)
+    same(m.numpy(), (x > 0) & (y > 0))
+    same((~m).numpy(), ~((x > 0) & (y > 0)))
+    same(((a > 0) | (b > 0)).numpy(), (x > 0) | (y > 0))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@pytest.mark.parametrize("ufunc", [np.sin, np.cos, np.tan, np.exp, np.tanh, np.sinh, np.cosh, np.arctan, np.floor,
+                                   np.ceil, np.expm1])
+def test_ufuncs(ufunc, dtype):
+    a, _, x, _ = pair(dtype)
+    same(ufunc(a).numpy(), ufunc(x))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_ufuncs_of_positive_values(dtype):
+    a, b, x, y = pair(dtype)
+    pa, px = abs(a) + 0.5, abs(x) + 0.5
+    for f in (np.sqrt, np.log, np.log1p):
+        same(f(pa).numpy(), f(px))
+    same(np.arcsin(a / 4).numpy(), np.arcsin(x / 4))
+    same(np.power(pa, 1.5).numpy(), np.power(px, 1.5))
+    same((pa ** 2).numpy(), px ** 2)
+    same(np.arctan2(a, b).numpy(), np.arctan2(x, y))
+    same(np.minimum(a, b).numpy(), np.minimum(x, y))
+    same(np.maximum(a, 0.0).numpy(), np.maximum(x, 0.0))
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex(dtype):
+    a, b, x, y = pair(dtype)
+    same((a * b + a).numpy(), x * y + x)
+    same(np.conjugate(a).numpy(), np.conjugate(x))
+    same(np.absolute(a).numpy(), np.absolute(x))
+    same(np.exp(a).numpy(), np.exp(x))
+
+
+def test_promotion_is_numpys():
+    for dx, dy in [(np.int32, np.float32), (np.int64, np.float32), (np.float32, np.float64), (np.int32, np.int64),
+                   (np.float32, np.complex64), (np.bool_, np.int32)]:
+        x, y = values(SHAPE, dx), values(SHAPE, dy, 1)
+        a, b = ts.asarray(x, split=0), ts.asarray(y, split=0)
+        same((a + b).numpy(), x + y)
+    a = ts.asarray(values(SHAPE, np.float32), split=0)
+    assert (a * 2.0).dtype == (values(SHAPE, np.float32) * 2.0).dtype  # weak Python scalars
+    i = ts.asarray(values(SHAPE, np.int32), split=0)
+    assert (i / 2).dtype == np.float64 and (i + 1).dtype == np.int32
+
+
+def test_lazy_until_read_and_fused_assignment():
+    a, b, x, y = pair(np.float64)
+    z = ts.zeros(SHAPE, split=0)
+    e = a * b + 1.0
+    assert e._expr is not None  # nothing computed yet
+    z[...] = e
+    same(z.numpy(), x * y + 1.0)
+    z[...] = np.exp(a) * b
+    same(z.numpy(), np.exp(x) * y)
+    z[:] = 3
+    same(z.numpy(), np.full(SHAPE, 3.0))
+    np.multiply(a, b, out=z)
+    same(z.numpy(), x * y)
+
+
+def test_inplace():
+    a, b, x, y = pair(np.float64)
+    a += b
+    a *= 2
+    a -= 1
+    a /= 4
+    same(a.numpy(), ((x + y) * 2 - 1) / 4)
+    i = ts.asarray(values(SHAPE, np.int32), split=0)
+    with pytest.raises(TypeError):
+        i /= 2  # float into int: NumPy's same_kind rule refuses too
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_astype(dtype):
+    x = values(SHAPE, np.float64)
+    a = ts.asarray(x, split=1)
+    same(a.astype(dtype).numpy(), x.astype(dtype))
+
+
+def test_halo_arrays_compute_on_interiors():
+    x, y = values(SHAPE, np.float64), values(SHAPE, np.float64, 1)
+    a = ts.asarray(x, split=0, halo=1)
+    b = ts.asarray(y, split=0, halo=1)
+    same((a * b - a).numpy(), x * y - x)
+
+
+def test_generated_kernels_compile(runtime):
+    """The IR that GPU arrays launch, compiled by NVRTC here (no GPU needed)."""
+    if not _tessera.nvrtc_available():
+        pytest.skip("no NVRTC in this build")
+    if runtime.rank != 0:
+        return
+    leaf = lambda d: _expr.Leaf(type("A", (), {"dtype": np.dtype(d)})())
+    exprs = [
+        (_expr.node(np.add, [_expr.node(np.multiply, [leaf(np.float32), leaf(np.float32)]), leaf(np.float32)]),
+         np.float32),
+        (_expr.node(np.multiply, [_expr.node(np.exp, [leaf(np.float64)]), leaf(np.float64)]), np.float64),
+        (_expr.node(np.less, [leaf(np.int32), _expr.Const(0.5)]), np.bool_),
+        (_expr.where([_expr.node(np.greater, [leaf(np.float64), _expr.Const(0)]), leaf(np.int32), _expr.Const(0)]),
+         np.float64),
+        (_expr.node(np.absolute, [leaf(np.complex64)]), np.float32),
+        (_expr.node(np.true_divide, [leaf(np.int64), _expr.Const(2)]), np.float64),
+        (_expr.cast(leaf(np.float64), np.int32), np.int32),
+        (_expr.node(np.logical_and, [leaf(np.bool_), leaf(np.bool_)]), np.bool_),
+    ]
+    for e, out in exprs:
+        L = _expr.lower(e, out)
+        code = ts._dtypes.code(out)
+        for linear in (True, False):
+            assert _tessera.jit_compile(list(L.nodes), code, 3, linear, 90) > 0
