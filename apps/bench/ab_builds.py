@@ -73,8 +73,10 @@ def main():
     p.add_argument("b", help="build directory B (after)")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--io-gib", type=float, default=IO_GIB, help="bench_io's array size (0: no bench_io)")
+    p.add_argument("--only", default="local,fft,heat3d,io", help="comma list of local, fft, heat3d, io")
     o = p.parse_args()
-    benches = [bench_local, bench_fft, heat3d] + ([bench_io] if o.io_gib > 0 else [])
+    named = {"local": bench_local, "fft": bench_fft, "heat3d": heat3d, "io": bench_io}
+    benches = [named[n] for n in o.only.split(",") if n != "io" or o.io_gib > 0]
     globals()["IO_GIB"] = o.io_gib
     samples = {}
     for r in range(o.rounds):
