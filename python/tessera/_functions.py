@@ -318,24 +318,28 @@ def std(a, axis=None, dtype=None, ddof=0, keepdims=False):
     return np.sqrt(v)
 
 
-@implements(np.any)
-def any(a, axis=None, keepdims=False):
+def _truth(a, axis, keepdims, is_any):
+    """any (is_any) or all: the max or min of a != 0; an empty array is False / True."""
     a = asarray(a)
     nz = (a != 0) if a.dtype != np.bool_ else a
     axes = _axes(axis, a.ndim)
     if len(axes) == a.ndim and not keepdims:
-        return np.bool_(a.size > 0 and _whole(nz.astype(np.int32), _MAX) != 0)
-    return _axis_reduce(nz, axes, lambda x: np.any(x, axis=axes, keepdims=True), "max", np.bool_, keepdims)
+        if a.size == 0:
+            return np.bool_(not is_any)
+        return np.bool_(_whole(nz.astype(np.int32), _MAX if is_any else _MIN) != 0)
+    np_fn = np.any if is_any else np.all
+    return _axis_reduce(nz, axes, lambda x: np_fn(x, axis=axes, keepdims=True), "max" if is_any else "min", np.bool_,
+                        keepdims)
+
+
+@implements(np.any)
+def any(a, axis=None, keepdims=False):
+    return _truth(a, axis, keepdims, True)
 
 
 @implements(np.all)
 def all(a, axis=None, keepdims=False):
-    a = asarray(a)
-    nz = (a != 0) if a.dtype != np.bool_ else a
-    axes = _axes(axis, a.ndim)
-    if len(axes) == a.ndim and not keepdims:
-        return np.bool_(a.size == 0 or _whole(nz.astype(np.int32), _MIN) != 0)
-    return _axis_reduce(nz, axes, lambda x: np.all(x, axis=axes, keepdims=True), "min", np.bool_, keepdims)
+    return _truth(a, axis, keepdims, False)
 
 
 @implements(np.linalg.norm)

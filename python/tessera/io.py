@@ -27,11 +27,7 @@ def _npy_header(path):
 
 def load_npy(path, split=None, grid=None, halo=0, device=None):
     """The array of a .npy file, distributed by `split` (collective; every rank reads its part)."""
-    path = os.fspath(path)
-    shape, dtype = _npy_header(path)
-    a = zeros(shape, dtype, split, grid, halo, device)
-    _tessera.load_npy(a._id, path)
-    return a
+    return _load(path, _npy_header, _tessera.load_npy, split, grid, halo, device)
 
 
 def save_zarr(path, a, chunks=None, compressor=None):
@@ -65,8 +61,13 @@ def _zarr_meta(path):
 
 def load_zarr(path, split=None, grid=None, halo=0, device=None):
     """The array of a Zarr v2 or v3 store, distributed by `split` (collective)."""
+    return _load(path, _zarr_meta, _tessera.load_zarr, split, grid, halo, device)
+
+
+def _load(path, read_meta, read_data, split, grid, halo, device):
+    """A new array of the file's shape and dtype (read_meta), filled by the collective read_data."""
     path = os.fspath(path)
-    shape, dtype = _zarr_meta(path)
+    shape, dtype = read_meta(path)
     a = zeros(shape, dtype, split, grid, halo, device)
-    _tessera.load_zarr(a._id, path)
+    read_data(a._id, path)
     return a
