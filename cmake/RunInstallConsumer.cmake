@@ -31,7 +31,9 @@ function(consume kind build type)
   set(dir "${WORK_DIR}/${kind}")
   file(REMOVE_RECURSE "${dir}")
   file(MAKE_DIRECTORY "${dir}/files")
-  step(${CMAKE_COMMAND} --install "${build}" --prefix "${dir}/prefix")
+  # The C++/C/Fortran install only: the Python package (component python) goes to the interpreter's
+  # platlib, an absolute place that --prefix does not move.
+  step(${CMAKE_COMMAND} --install "${build}" --prefix "${dir}/prefix" --component Unspecified)
   prefix_cache("${dir}/prefix.cmake" "${dir}/prefix" ${PREFIX_PATH})
   step(${CMAKE_COMMAND} -S "${SOURCE_DIR}" -B "${dir}/build" -G "${GENERATOR}" ${compilers} -DCMAKE_BUILD_TYPE=Release
        -C "${dir}/prefix.cmake" -DEXPECT_LIBRARY_TYPE=${type})
