@@ -26,3 +26,16 @@ PYTHONPATH='${_stage}${TESSERA_PYTHON_INSTALL_DIR}' LD_LIBRARY_PATH='${_stage}${
   set_tests_properties(python_install PROPERTIES TIMEOUT 300 PROCESSORS 2 LABELS "python;package"
     ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 endif()
+
+# The Python examples (apps/python), --check'ed against their analytic solutions at 1-4 ranks.
+if(TESSERA_HAVE_PYTHON)
+  foreach(n 1 2 3 4)
+    foreach(app heat3d poisson)
+      add_test(NAME python_${app}_np${n}
+               COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} ${TESSERA_MPIEXEC_PREFLAGS}
+                       ${TESSERA_PYTHON_EXECUTABLE} ${PROJECT_SOURCE_DIR}/apps/python/${app}.py --n 32 --check)
+      set_tests_properties(python_${app}_np${n} PROPERTIES TIMEOUT 300 PROCESSORS ${n} LABELS "python;apps;mpi;np${n}"
+        ENVIRONMENT "PYTHONPATH=${TESSERA_PYTHON_BUILD_DIR};OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1")
+    endforeach()
+  endforeach()
+endif()

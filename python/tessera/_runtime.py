@@ -24,7 +24,7 @@ class Runtime:
         self.rank, self.size, self.device = _tessera.runtime_info(self.id)
         self._grids = {}    # dims -> grid handle
         self._layouts = {}  # layout key -> layout handle
-        self._plans = {}    # FFT plan key -> (plan, in layout, out layout)
+        self._plans = {}    # FFT plan key -> (plan, in layout, out layout, the source's layout key)
         self._arrays = {}  # id -> weak reference of the live arrays (freed first at the end)
 
     # ---- handles shared by arrays ----
@@ -76,7 +76,7 @@ class Runtime:
         for a in self.live_arrays():
             a._release()
         self._arrays.clear()
-        for plan, lin, lout in self._plans.values():
+        for plan, lin, lout, _ in self._plans.values():
             _tessera.fft_plan_free(plan)
             _tessera.layout_free(lin)
             _tessera.layout_free(lout)

@@ -28,20 +28,23 @@ def _whole_transform(a, s, axes, name):
         raise ValueError(f"tessera.fft.{name}: distributed FFTs are 1-3-D, the array is {a.ndim}-D")
 
 
-def _plan(rt, layout, dtype, kind, same_layout=False):
-    key = (layout, np.dtype(dtype).str, kind, same_layout)
+def _plan(rt, x, kind, same_layout=False):
+    """The plan for arrays of x's layout and dtype: (plan, its input layout, its output layout,
+    x's layout key). Inverse transforms return to x's own layout handle and key."""
+    key = (x._layout, x.dtype.str, kind, same_layout)
     if key not in rt._plans:
-        p = _tessera.fft_plan_create(layout, _dtypes.code(dtype), kind, 0, same_layout)
+        p = _tessera.fft_plan_create(x._layout, _dtypes.code(x.dtype), kind, 0, same_layout)
         lin, lout = _tessera.fft_plan_layouts(p)
-        rt._plans[key] = (p, lin, lout)
+        rt._plans[key] = (p, lin, lout, x._key)
     return rt._plans[key]
 
 
 def _plan_with_output(rt, layout, kind):
-    """The cached plan whose output layout is `layout` (an earlier forward transform's), or None."""
-    for (lay, dstr, k, same), (p, lin, lout) in rt._plans.items():
+    """(plan, source layout, source key, source dtype) of the cached plan whose output layout is
+    `layout` (an earlier forward transform's), or None."""
+    for (lay, dstr, k, same), (p, lin, lout, src_key) in rt._plans.items():
         if k == kind and lout == layout:
-            return p, lin, lout, np.dtype(dstr)
+            return p, lay, src_key, np.dtype(dstr)
     return None
 
 
@@ -58,7 +61,7 @@ def fftn(a, s=None, axes=None, norm=None):
     rt = a._rt
     # A 1-D transform over several ranks comes out in the four-step's transposed order unless its
     # output keeps the input's layout (natural order, what NumPy users expect).
-    p, lin, lout = _plan(rt, x._layout, x.dtype, _C2C, same_layout=x.ndim == 1)
+    p, _, lout, _ = _plan(rt, x, _C2C, same_layout=x.ndim == 1)
     out = _result(rt, x, lout, x.dtype, x._key if x.ndim == 1 else ("fft", lout))
     _tessera.fft_execute(p, _FORWARD, x._handle(), out._id, _norm(norm))
     return out
@@ -71,12 +74,11 @@ def ifftn(a, s=None, axes=None, norm=None):
     rt = a._rt
     found = _plan_with_output(rt, x._layout, _C2C)
     if found is not None and found[3] == x.dtype:
-        p, lin, _, _ = found
-        key = next((arr._key for arr in rt.live_arrays() if arr._layout == lin), ("fft", lin))
-    else:
-        p, lin, _ = _plan(rt, x._layout, x.dtype, _C2C, same_layout=True)
-        key = x._key
-    out = _result(rt, x, lin if found is not None and found[3] == x.dtype else x._layout, x.dtype, key)
+        p, layout, key, _ = found
+    else:  # a spectrum of tessera's making on another layout: a plan that keeps x's layout
+        p, _, _, _ = _plan(rt, x, _C2C, same_layout=True)
+        layout, key = x._layout, x._key
+    out = _result(rt, x, layout, x.dtype, key)
     _tessera.fft_execute(p, _BACKWARD, x._handle(), out._id, _norm(norm))
     return out
 
@@ -88,7 +90,7 @@ def rfftn(a, s=None, axes=None, norm=None):
     if a.dtype.kind != "f":
         a = a.astype(np.float64)
     rt = a._rt
-    p, lin, lout = _plan(rt, a._layout, a.dtype, _R2C)
+    p, _, lout, _ = _plan(rt, a, _R2C)
     out = _result(rt, a, lout, _dtypes.complex_of(a.dtype), ("fft", lout))
     _tessera.fft_execute(p, _FORWARD, a._handle(), out._id, _norm(norm))
     return out
@@ -102,12 +104,11 @@ def irfftn(a, s=None, axes=None, norm=None):
     if found is None:
         raise NotImplementedError("tessera.fft.irfftn inverts a spectrum that tessera.fft.rfftn made "
                                   "(the real shape and layout come from its plan)")
-    p, lin, _, real = found
-    info = _tessera.layout_info(lin)
+    p, layout, key, real = found
+    info = _tessera.layout_info(layout)
     if s is not None and tuple(s) != tuple(info["shape"]):
         raise NotImplementedError("tessera.fft.irfftn: s= other than the forward transform's shape")
-    key = next((arr._key for arr in rt.live_arrays() if arr._layout == lin), ("fft", lin))
-    out = _result(rt, a, lin, real, key)
+    out = _result(rt, a, layout, real, key)
     _tessera.fft_execute(p, _BACKWARD, a._handle(), out._id, _norm(norm))
     return out
 
