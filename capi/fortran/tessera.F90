@@ -53,7 +53,7 @@ module tessera
     TESSERA_I32 = 4, TESSERA_I64 = 5, TESSERA_BOOL = 6
   integer(c_int), parameter, public :: TESSERA_MEMORY_HOST = 0, TESSERA_MEMORY_DEVICE = 1
   integer(c_int), parameter, public :: TESSERA_SUM = 0, TESSERA_PROD = 1, TESSERA_MIN = 2, TESSERA_MAX = 3, &
-    TESSERA_NORM2 = 4
+    TESSERA_NORM2 = 4, TESSERA_ARGMIN = 5, TESSERA_ARGMAX = 6
   integer(c_int), parameter, public :: TESSERA_FFT_C2C = 0, TESSERA_FFT_R2C = 1, TESSERA_FFT_C2R = 2
   integer(c_int), parameter, public :: TESSERA_NORM_BACKWARD = 0, TESSERA_NORM_ORTHO = 1, &
     TESSERA_NORM_FORWARD = 2, TESSERA_NORM_NONE = 3

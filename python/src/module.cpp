@@ -361,6 +361,62 @@ PYBIND11_MODULE(_tessera, m) {
 #ifdef TESSERA_PYTHON_DLPACK
   m.def("to_dlpack", &shard_capsule);
 #endif
+  m.def("layouts_equal", [](std::uint64_t a, std::uint64_t b) {
+    bool same = false;
+    guarded("layouts_equal", [&] {
+      auto la = get_layout({a}, "a");
+      auto lb = get_layout({b}, "b");
+      if (la->ndim != lb->ndim) return;
+      std::visit(
+          [&](const auto& x) {
+            using L = std::decay_t<decltype(x)>;
+            if constexpr (!std::is_same_v<L, std::monostate>)
+              same = x.same_blocks(std::get<L>(lb->v)) && x.halo() == std::get<L>(lb->v).halo();
+          },
+          la->v);
+    });
+    return same;
+  });
+  m.def("sort", [](std::uint64_t id, bool indices) {
+    tessera_array out{};
+    call([&] { return tessera_sort({id}, indices ? 1 : 0, &out); });
+    return out.id;
+  });
+  m.def("scan", [](std::uint64_t id, bool product, int axis) {
+    tessera_array out{};
+    call([&] { return tessera_scan({id}, product ? 1 : 0, axis, &out); });
+    return out.id;
+  });
+  m.def("reduce_axis", [](std::uint64_t id, int op, int axis) {
+    tessera_array out{};
+    call([&] { return tessera_reduce_axis({id}, static_cast<tessera_reduce_op>(op), axis, &out); });
+    return out.id;
+  });
+  m.def("argreduce", [](std::uint64_t id, bool is_max) {
+    int64_t index = 0;
+    call([&] { return tessera_argreduce({id}, is_max ? 1 : 0, &index); });
+    return index;
+  });
+  m.def("matmul", [](std::uint64_t a, std::uint64_t b) {
+    tessera_array out{};
+    call([&] { return tessera_matmul({a}, {b}, &out); });
+    return out.id;
+  });
+  m.def("take", [](std::uint64_t a, std::uint64_t idx) {
+    tessera_array out{};
+    call([&] { return tessera_take({a}, {idx}, &out); });
+    return out.id;
+  });
+  m.def("histogram", [](std::uint64_t a, int64_t bins, double lo, double hi) {
+    std::vector<int64_t> counts(static_cast<std::size_t>(std::max<int64_t>(bins, 0)));
+    call([&] { return tessera_histogram({a}, bins, lo, hi, counts.data()); });
+    return counts;
+  });
+  m.def("flatnonzero", [](std::uint64_t a) {
+    tessera_array out{};
+    call([&] { return tessera_flatnonzero({a}, &out); });
+    return out.id;
+  });
   m.def("axis_all_reduce", &axis_all_reduce);
   m.def("fill_random", &fill_random);
   m.def("jit_launch", &jit_launch);

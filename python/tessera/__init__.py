@@ -16,8 +16,9 @@ from ._errors import (Busy, BackendUnavailable, CommError, CompileError, Consist
                       LayoutMismatch, OutOfMemory, ShapeMismatch, TesseraError)
 from ._runtime import Runtime, finalize, init, runtime
 from ._array import ndarray
-from ._functions import (all, any, arange, asarray, copy, empty, from_shards, full, full_like, linspace, max, mean,
-                         min, norm, ones, ones_like, prod, std, sum, var, where, zeros, zeros_like)
+from ._functions import (all, any, arange, argmax, argmin, argsort, asarray, copy, cumprod, cumsum, dot, empty,
+                         flatnonzero, from_shards, full, full_like, histogram, linspace, matmul, max, mean, min,
+                         nonzero, norm, ones, ones_like, prod, sort, std, sum, take, var, where, zeros, zeros_like)
 from . import fft, io, linalg, random
 from ._tessera import version as _version
 

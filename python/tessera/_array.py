@@ -357,6 +357,14 @@ class ndarray:
     __abs__ = lambda s: s._unary(np.absolute)
     __hash__ = None
 
+    def __matmul__(self, other):
+        from . import _functions
+        return _functions.matmul(self, other)
+
+    def __rmatmul__(self, other):
+        from . import _functions
+        return _functions.matmul(other, self)
+
     def _logical(self, ufunc, other):
         if self.dtype != np.bool_ or (isinstance(other, ndarray) and other.dtype != np.bool_):
             raise TypeError(f"& and | take bool arrays here (tessera has no bitwise integer operations yet); "
@@ -387,6 +395,9 @@ class ndarray:
 
     # ---- NumPy protocols ----
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
+        if ufunc is np.matmul and method == "__call__" and out is None and not kwargs:
+            from . import _functions
+            return _functions.matmul(*inputs)
         if method != "__call__" or kwargs or ufunc not in _expr.UFUNCS:
             return NotImplemented
         args = []
@@ -440,6 +451,18 @@ class ndarray:
         from . import _functions
         return _functions.std(self, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
 
+    def argmin(self, axis=None):
+        from . import _functions
+        return _functions.argmin(self, axis=axis)
+
+    def argmax(self, axis=None):
+        from . import _functions
+        return _functions.argmax(self, axis=axis)
+
+    def cumsum(self, axis=None, dtype=None):
+        from . import _functions
+        return _functions.cumsum(self, axis=axis, dtype=dtype)
+
     def any(self, axis=None, keepdims=False):
         from . import _functions
         return _functions.any(self, axis=axis, keepdims=keepdims)
@@ -487,9 +510,19 @@ def check_compatible(a, b):
     if a.device != b.device:
         raise DeviceMismatch(f"operands on {a.device} and {b.device} (rank {a._rt.rank}): move one with .to()")
     if a._key != b._key or a._key is None:
-        if not (a._layout == b._layout):
+        if a._layout != b._layout and not _tessera.layouts_equal(a._layout, b._layout):
             raise LayoutMismatch(f"operands of shape {a.shape} split {a.split} and {b.split} (halos {a.halo} and "
                                  f"{b.halo}) lie differently (rank {a._rt.rank}): use .resplit() first")
+
+
+def from_handle(rt, handle, like):
+    """An ndarray over a new C API array (an algorithm's result, on its own layout)."""
+    layout = _tessera.array_layout(handle)
+    key = ("c", layout)
+    rt._layouts[key] = layout  # freed with the runtime
+    _, dtype_code, _ = _tessera.array_info(handle)
+    dtype = next(d for d, c in _dtypes.CODES.items() if c == dtype_code)
+    return ndarray(rt, key, dtype, like.device, layout=layout, handle=handle)
 
 
 def _from_expr(like, e):

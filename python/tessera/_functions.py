@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from . import _dtypes, _expr, _runtime, _tessera
-from ._array import HOST, block_key, check_shape, ndarray, normalize_axis, _from_expr
+from ._array import HOST, block_key, check_shape, from_handle, ndarray, normalize_axis, _from_expr
 from ._errors import DtypeMismatch
 
 HANDLED = {}
@@ -197,8 +197,7 @@ def _axis_reduce(a, axes, local_fn, op, out_dtype, keepdims):
     (keepdims form), summed/multiplied/... over the ranks that split the reduced axes by the
     group's all-reduce; the result is distributed like a over the kept axes."""
     if a.device != "host":
-        raise NotImplementedError("reductions along an axis of GPU arrays are not in tessera yet "
-                                  "(whole-array reductions are)")
+        return _axis_reduce_cxx(a, axes, op, out_dtype, keepdims)
     if a._key is None or a._key[0] != "block":
         raise NotImplementedError("reductions along an axis need an array of a block layout (resplit it first)")
     _, shape, split, dims, _, _ = a._key
@@ -221,6 +220,19 @@ def _axis_reduce(a, axes, local_fn, op, out_dtype, keepdims):
     out = ndarray(a._rt, key, out_dtype, a.device)
     out.local[...] = part
     return out
+
+
+def _axis_reduce_cxx(a, axes, op, out_dtype, keepdims):
+    """The C++ library's reductions along `axes`, one axis at a time (GPU arrays stay on the GPU)."""
+    code = {"sum": _SUM, "prod": _PROD, "min": _MIN, "max": _MAX}[op]
+    r = a
+    for ax in sorted(axes, reverse=True):
+        r = from_handle(a._rt, _tessera.reduce_axis(r._handle(), code, ax), a)
+    if not keepdims:
+        if len(axes) == a.ndim:
+            return np.asarray(r.numpy()).reshape(()).astype(out_dtype)[()]
+        r = drop_axes(r, axes, a)
+    return r if r.dtype == out_dtype else r.astype(out_dtype)
 
 
 def _reduction(a, axis, keepdims, op, np_reduce, whole_op, dtype=None):
@@ -362,6 +374,157 @@ def where(condition, x, y):
     if builtins.any(e is None for e in args):
         raise TypeError("tessera.where takes tessera arrays of one layout and scalars")
     return _from_expr(like, _expr.where(args))
+
+
+# ---- algorithms of the C++ library (through the C API) ----
+_ARGMIN, _ARGMAX = 5, 6
+
+
+def drop_axes(r, axes, like):
+    """r (a C++ reduction of `like` along `axes`, each of extent 1 in r) without those axes, without
+    a copy: an array of fewer dimensions over r's memory (same grid, other axes split as before)."""
+    if like._key is None or like._key[0] != "block":
+        raise NotImplementedError("this reduction needs an array of a block layout (resplit it first)")
+    _, shape, split, dims, _, _ = like._key
+    keep = [i for i in range(len(shape)) if i not in axes]
+    if not keep:
+        return r
+    key = ("block", tuple(shape[i] for i in keep), tuple(split[i] for i in keep), dims, (0,) * len(keep),
+           (0,) * len(keep))
+    layout = r._rt.layout(key)
+    ptr, _, memory = _tessera.array_info(r._handle())
+    n = int(np.prod([h - l for l, h in zip(r._lo, r._hi)], dtype=np.int64))
+    h = _tessera.array_adopt(layout, _dtypes.code(r.dtype), ptr, n, memory, 0)
+    return ndarray(r._rt, key, r.dtype, r.device, layout=layout, handle=h, keep=r)
+
+
+def reduce_along(a, op, axis, keepdims=False):
+    """The C++ library's reduction along one axis (op: _SUM, _PROD, _MIN, _MAX, _ARGMIN, _ARGMAX)."""
+    a = asarray(a)
+    ax = normalize_axis(axis, a.ndim)
+    r = from_handle(a._rt, _tessera.reduce_axis(a._handle(), op, ax), a)
+    return r if keepdims else drop_axes(r, (ax,), a)
+
+
+def _arg(a, axis, is_max):
+    a = asarray(a)
+    if a.size == 0:
+        raise ValueError(f"attempt to get {'argmax' if is_max else 'argmin'} of an empty sequence")
+    if axis is None:
+        return np.int64(_tessera.argreduce(a._handle(), is_max))
+    return reduce_along(a, _ARGMAX if is_max else _ARGMIN, axis)
+
+
+@implements(np.argmin)
+def argmin(a, axis=None):
+    """Index of the first minimum: flat (axis=None) or along an axis (an int64 array)."""
+    return _arg(a, axis, False)
+
+
+@implements(np.argmax)
+def argmax(a, axis=None):
+    return _arg(a, axis, True)
+
+
+def _flat_only(a, axis, name):
+    if axis is None and a.ndim > 1:
+        return
+    if a.ndim != 1:
+        raise NotImplementedError(f"tessera.{name} of an n-D array along one axis is not in tessera yet "
+                                  f"(axis=None sorts the flattened array)")
+
+
+@implements(np.sort)
+def sort(a, axis=-1):
+    """Sorted values: a 1-D array (axis=None flattens an n-D array first, as NumPy's)."""
+    a = asarray(a)
+    _flat_only(a, axis, "sort")
+    return from_handle(a._rt, _tessera.sort(a._handle(), False), a)
+
+
+@implements(np.argsort)
+def argsort(a, axis=-1):
+    a = asarray(a)
+    _flat_only(a, axis, "argsort")
+    return from_handle(a._rt, _tessera.sort(a._handle(), True), a)
+
+
+def _scan(a, axis, dtype, product):
+    a = asarray(a)
+    if dtype is not None:
+        a = a.astype(dtype)
+    if axis is None:
+        if a.ndim != 1:
+            raise NotImplementedError("cumsum/cumprod of a flattened n-D array is not in tessera yet (give axis=)")
+        axis = 0
+    return from_handle(a._rt, _tessera.scan(a._handle(), product, normalize_axis(axis, a.ndim)), a)
+
+
+@implements(np.cumsum)
+def cumsum(a, axis=None, dtype=None):
+    return _scan(a, axis, dtype, False)
+
+
+@implements(np.cumprod)
+def cumprod(a, axis=None, dtype=None):
+    return _scan(a, axis, dtype, True)
+
+
+@implements(np.matmul)
+def matmul(a, b):
+    """a @ b of two 2-D arrays (or 3-D, batched along axis 0) of one floating dtype (SUMMA)."""
+    if not isinstance(a, ndarray) or not isinstance(b, ndarray):
+        return NotImplemented
+    if a.device != b.device:
+        from ._errors import DeviceMismatch
+        raise DeviceMismatch(f"matmul of arrays on {a.device} and {b.device} (rank {a._rt.rank})")
+    return from_handle(a._rt, _tessera.matmul(a._handle(), b._handle()), a)
+
+
+@implements(np.dot)
+def dot(a, b):
+    """matmul for 2-D arrays; the inner product (a NumPy scalar) for 1-D ones."""
+    if isinstance(a, ndarray) and isinstance(b, ndarray) and a.ndim == 1 and b.ndim == 1:
+        return sum(a * b)
+    return matmul(a, b)
+
+
+@implements(np.take)
+def take(a, indices):
+    """a's elements at the flat indices (NumPy's take with axis=None): a 1-D array."""
+    a = asarray(a)
+    idx = indices if isinstance(indices, ndarray) else asarray(np.asarray(indices, dtype=np.int64), split=0,
+                                                               device=a.device)
+    if idx.dtype != np.int64:
+        idx = idx.astype(np.int64)
+    return from_handle(a._rt, _tessera.take(a._handle(), idx._handle()), a)
+
+
+@implements(np.histogram)
+def histogram(a, bins=10, range=None):
+    """NumPy's histogram of the whole array: (counts, edges), NumPy arrays on every rank."""
+    a = asarray(a)
+    if not isinstance(bins, (int, np.integer)):
+        raise NotImplementedError("tessera.histogram takes a number of bins (not explicit edges) so far")
+    lo, hi = (float(min(a)), float(max(a))) if range is None else (float(range[0]), float(range[1]))
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    counts = np.asarray(_tessera.histogram(a._handle(), int(bins), lo, hi), dtype=np.int64)
+    return counts, np.linspace(lo, hi, int(bins) + 1)
+
+
+@implements(np.flatnonzero)
+def flatnonzero(a):
+    a = asarray(a)
+    return from_handle(a._rt, _tessera.flatnonzero(a._handle()), a)
+
+
+@implements(np.nonzero)
+def nonzero(a):
+    a = asarray(a)
+    if a.ndim != 1:
+        raise NotImplementedError("tessera.nonzero of an n-D array is not in tessera yet (flatnonzero is)")
+    return (flatnonzero(a),)
 
 
 @implements(np.copy)

@@ -61,6 +61,7 @@ typedef enum tessera_memory {
 
 typedef enum tessera_reduce_op {
   TESSERA_SUM = 0, TESSERA_PROD = 1, TESSERA_MIN = 2, TESSERA_MAX = 3, TESSERA_NORM2 = 4,
+  TESSERA_ARGMIN = 5, TESSERA_ARGMAX = 6, /* tessera_reduce_axis only */
   TESSERA_REDUCE_RANGE_ = TESSERA_ENUM_RANGE_
 } tessera_reduce_op;
 
@@ -190,6 +191,27 @@ tessera_status tessera_scatter(tessera_array a, int root, const void* buf, int64
  * the array's dtype, except: integer TESSERA_SUM/TESSERA_PROD give int64; TESSERA_NORM2 gives
  * the real type (float for f32/c64, double otherwise). MIN/MAX need a real dtype. */
 tessera_status tessera_reduce(tessera_array a, tessera_reduce_op op, void* result);
+
+/* ---- Algorithms that make new arrays (collective; *out is a new handle on a's device) ---- */
+/* The flattened array (row-major) sorted, or (indices != 0) the i64 permutation that sorts it:
+ * new 1-D arrays. Integer and real dtypes. */
+tessera_status tessera_sort(tessera_array a, int indices, tessera_array* out);
+/* Cumulative sum (product != 0: product) along `axis` (negative counts from the end), on a's
+ * layout; integer and bool arrays accumulate in i64. */
+tessera_status tessera_scan(tessera_array a, int product, int axis, tessera_array* out);
+/* SUM, PROD, MIN, MAX, ARGMIN or ARGMAX along `axis`: that axis has extent 1 in the result (i64
+ * global indices along the axis for ARGMIN/ARGMAX; integer sums in i64). */
+tessera_status tessera_reduce_axis(tessera_array a, tessera_reduce_op op, int axis, tessera_array* out);
+/* The flat (row-major) global index of the first minimum (is_max = 0) or maximum. */
+tessera_status tessera_argreduce(tessera_array a, int is_max, int64_t* index);
+/* a @ b for 2-D arrays (or 3-D, batched along axis 0) of one floating dtype (SUMMA). */
+tessera_status tessera_matmul(tessera_array a, tessera_array b, tessera_array* out);
+/* The elements of a at the flat indices `idx` (a 1-D i64 array): a new 1-D array of idx's blocks. */
+tessera_status tessera_take(tessera_array a, tessera_array idx, tessera_array* out);
+/* numpy.histogram(a, bins, (lo, hi))'s counts into `counts` (bins values, on every rank). */
+tessera_status tessera_histogram(tessera_array a, int64_t bins, double lo, double hi, int64_t* counts);
+/* The flat indices of the nonzero elements (numpy.flatnonzero): a new 1-D i64 array. */
+tessera_status tessera_flatnonzero(tessera_array a, tessera_array* out);
 
 /* ---- FFT plans (collective) ---- */
 /* For arrays of layout `in` (the real-space shape for R2C/C2R; ndim 1..3). dtype: complex for C2C,

@@ -1,0 +1,82 @@
+import numpy as np
+import pytest
+
+import tessera as ts
+from tessera import _functions
+from conftest import tol, values
+
+SHAPE = (9, 7, 5)
+ORDERED = [np.int32, np.int64, np.float32, np.float64]
+
+
+def close(got, want):
+    np.testing.assert_allclose(got, want, rtol=tol(np.asarray(want).dtype) * 10, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", ORDERED)
+def test_sort_argsort(dtype):
+    x = values((41,), dtype)
+    a = ts.asarray(x, split=0)
+    np.testing.assert_array_equal(ts.sort(a).numpy(), np.sort(x))
+    np.testing.assert_array_equal(np.sort(a).numpy(), np.sort(x))
+    np.testing.assert_array_equal(x[ts.argsort(a).numpy()], np.sort(x))
+    y = values(SHAPE, dtype)
+    np.testing.assert_array_equal(np.sort(ts.asarray(y, split=1), axis=None).numpy(), np.sort(y, axis=None))
+
+
+@pytest.mark.parametrize("dtype", ORDERED + [np.complex64, np.bool_])
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_scans(dtype, axis):
+    x = values(SHAPE, dtype)
+    if np.dtype(dtype).kind in "fc":
+        x = x / 3
+    a = ts.asarray(x, split=(0, 1))
+    got = ts.cumsum(a, axis=axis)
+    assert got.dtype == np.cumsum(x, axis=axis).dtype
+    close(got.numpy(), np.cumsum(x, axis=axis))
+    close(np.cumprod(a, axis=axis).numpy(), np.cumprod(x, axis=axis))
+    close((got + a).numpy(), np.cumsum(x, axis=axis) + x)  # the scan lies like its input
+
+
+@pytest.mark.parametrize("split", [0, 2, (0, 1)])
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_arg_and_library_axis_reductions(split, axis):
+    x = values(SHAPE, np.float64)
+    a = ts.asarray(x, split=split)
+    assert ts.argmax(a) == x.argmax() and ts.argmin(a) == x.argmin() and a.argmax() == x.argmax()
+    np.testing.assert_array_equal(ts.argmax(a, axis=axis).numpy(), x.argmax(axis=axis))
+    np.testing.assert_array_equal(np.argmin(a, axis=axis).numpy(), x.argmin(axis=axis))
+    # The C++ library's reductions along an axis (what GPU arrays use), checked on the host.
+    for op, f in ((_functions._SUM, np.sum), (_functions._MAX, np.max), (_functions._MIN, np.min)):
+        close(_functions.reduce_along(a, op, axis).numpy(), f(x, axis=axis))
+        close(_functions.reduce_along(a, op, axis, keepdims=True).numpy(), f(x, axis=axis, keepdims=True))
+    close(_functions._axis_reduce_cxx(a, (0, 2), "sum", np.dtype(np.float64), False).numpy(), x.sum(axis=(0, 2)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
+def test_matmul(dtype):
+    m, n = values((12, 9), dtype), values((9, 6), dtype, 1)
+    A, B = ts.asarray(m, split=0), ts.asarray(n, split=1)
+    close((A @ B).numpy(), m @ n)
+    close(np.matmul(A, B).numpy(), m @ n)
+    close(ts.dot(A, B).numpy(), m @ n)
+    v = values((10,), dtype)
+    close(ts.dot(ts.asarray(v, split=0), ts.asarray(v, split=0)), np.dot(v, v))
+
+
+def test_take_histogram_nonzero():
+    x = values((50,), np.float64)
+    a = ts.asarray(x, split=0)
+    idx = [49, 0, 7, 7, 23]
+    np.testing.assert_array_equal(ts.take(a, idx).numpy(), x[idx])
+    np.testing.assert_array_equal(np.take(a, ts.asarray(np.array(idx), split=0)).numpy(), x[idx])
+    counts, edges = ts.histogram(a, bins=7)
+    c, e = np.histogram(x, bins=7)
+    np.testing.assert_array_equal(counts, c)
+    np.testing.assert_allclose(edges, e)
+    counts, _ = np.histogram(a, bins=4, range=(-1, 1))
+    np.testing.assert_array_equal(counts, np.histogram(x, bins=4, range=(-1, 1))[0])
+    np.testing.assert_array_equal(ts.flatnonzero(a > 1).numpy(), np.flatnonzero(x > 1))
+    np.testing.assert_array_equal(np.nonzero(a > 1)[0].numpy(), np.nonzero(x > 1)[0])
+    y = values(SHAPE, np.int32)
+    np.testing.assert_array_equal(ts.flatnonzero(ts.asarray(y, split=1)).numpy(), np.flatnonzero(y))
