@@ -377,10 +377,9 @@ class ndarray:
         return self._unary(np.logical_not)
 
     def __setitem__(self, key, value):
-        if not (key is Ellipsis or key == slice(None) or (isinstance(key, tuple) and all(
-                k == slice(None) or k is Ellipsis for k in key))):
-            raise NotImplementedError("assignment to a part of a distributed array (slicing) is not in tessera "
-                                      "yet; z[...] = expression assigns the whole array")
+        if not _whole_key(key):
+            from . import _slicing
+            return _slicing.put(self, key, value)
         o = self._operand(value)
         if o is None:
             raise TypeError(f"cannot assign {type(value).__name__} to a tessera.ndarray")
@@ -390,8 +389,9 @@ class ndarray:
         assign(self, o)
 
     def __getitem__(self, key):
-        raise NotImplementedError("indexing and slicing distributed arrays is not in tessera yet: a.local is "
-                                  "this rank's block, a.numpy() the whole array")
+        """Basic indexing with global indices (integers, slices, ...): a new distributed array."""
+        from . import _slicing
+        return _slicing.get(self, key)
 
     # ---- NumPy protocols ----
     def __array_ufunc__(self, ufunc, method, *inputs, out=None, **kwargs):
@@ -470,6 +470,13 @@ class ndarray:
     def all(self, axis=None, keepdims=False):
         from . import _functions
         return _functions.all(self, axis=axis, keepdims=keepdims)
+
+
+def _whole_key(key):
+    """Whether an index selects the whole array (z[...] = e, z[:] = e)."""
+    def whole(k):
+        return k is Ellipsis or (isinstance(k, slice) and k == slice(None))
+    return whole(key) or (isinstance(key, tuple) and all(whole(k) for k in key))
 
 
 class _HostView:

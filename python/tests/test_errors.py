@@ -88,9 +88,19 @@ def test_no_silent_gather():
     with pytest.raises(ValueError):
         bool(a > 0)
     with pytest.raises(NotImplementedError):
-        a[1:3]
+        a[::-1]
     with pytest.raises(NotImplementedError):
-        a[1:3] = 0
+        a[1:3] = a3()[1:3]
+    with pytest.raises(IndexError):
+        a[1.5]
+    with pytest.raises(IndexError):
+        a[0, 0, 0, 0]
+    with pytest.raises(IndexError):
+        a[..., ...]
+    with pytest.raises(IndexError):
+        a[:, 9]
+    with pytest.raises(ValueError):
+        a[0:2] = np.zeros((3, 5, 4))
 
 
 def test_bad_reductions_and_transforms():

@@ -1,0 +1,137 @@
+"""Basic slicing of distributed arrays with global indices (NumPy's basic indexing: integers,
+slices with positive steps, Ellipsis). Reading a[key] makes a new distributed array: each rank
+cuts its part of the selection from its own block, the parts are adopted as the shards of a
+layout of uneven blocks on the same grid, and one redistribute balances them. Assigning
+a[key] = value writes a scalar (or a NumPy array of the selection's shape) into the part of the
+selection each rank holds. Host arrays; GPU arrays raise for now."""
+import numpy as np
+
+from . import _dtypes, _tessera
+from ._array import HOST, ndarray, _AxisError
+
+
+def normalize(key, shape):
+    """Per axis (start, stop, step) of the selection and the axes an integer index removes."""
+    if not isinstance(key, tuple):
+        key = (key,)
+    if sum(k is Ellipsis for k in key) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    if Ellipsis in key:
+        i = key.index(Ellipsis)
+        key = key[:i] + (slice(None),) * (len(shape) - len(key) + 1) + key[i + 1:]
+    if len(key) > len(shape):
+        raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, but {len(key)} were indexed")
+    key = key + (slice(None),) * (len(shape) - len(key))
+    ranges, dropped = [], []
+    for axis, (k, n) in enumerate(zip(key, shape)):
+        if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
+            if not -n <= k < n:
+                raise IndexError(f"index {k} is out of bounds for axis {axis} with size {n}")
+            k = int(k) % n
+            ranges.append((k, k + 1, 1))
+            dropped.append(axis)
+        elif isinstance(k, slice):
+            start, stop, step = k.indices(n)
+            if step < 0:
+                raise NotImplementedError("slices with negative steps are not in tessera yet")
+            ranges.append((start, max(start, stop), step))
+        else:
+            raise IndexError(f"only integers, slices and '...' index tessera arrays (basic indexing), "
+                             f"not {type(k).__name__}")
+    return ranges, tuple(dropped)
+
+
+def count(start, stop, step):
+    return max(0, -(-(stop - start) // step))
+
+
+def first_at_or_after(lo, start, step):
+    """The index k of the first selected position start + k*step >= lo."""
+    return max(0, -(-(lo - start) // step))
+
+
+def piece(lo, hi, r):
+    """The selection's positions [k0, k1) that fall in the block [lo, hi), and the local slice."""
+    start, stop, step = r
+    n = count(start, stop, step)
+    k0 = min(n, first_at_or_after(lo, start, step))
+    k1 = min(n, first_at_or_after(hi, start, step))
+    first = start + k0 * step - lo
+    return k0, max(k0, k1), slice(first, first + (k1 - k0) * step, step) if k1 > k0 else slice(0, 0)
+
+
+def _check(a):
+    if a.device != "host":
+        raise NotImplementedError("slicing GPU arrays is not in tessera yet (host arrays are)")
+    if a._key is None or a._key[0] != "block":
+        raise NotImplementedError("slicing needs an array of a block layout (resplit it first)")
+
+
+def get(a, key):
+    _check(a)
+    ranges, dropped = normalize(key, a.shape)
+    if dropped and any(a._key[2][ax] >= 0 for ax in dropped):
+        raise NotImplementedError("an integer index on a split axis is not in tessera yet (slice it: a[i:i+1])")
+    rt = a._rt
+    parts = [piece(lo, hi, r) for lo, hi, r in zip(a._lo, a._hi, ranges)]
+    mine = np.ascontiguousarray(a.local[tuple(p[2] for p in parts)])
+    out_shape = tuple(count(*r) for r in ranges)
+    _, _, split, dims, _, _ = a._key
+    # The pieces' boundaries along each split axis, in grid order (every rank's, gathered).
+    grid_id = rt.grid(dims)
+    _, coords = _tessera.grid_info(grid_id)
+    spans = rt.comm.allgather((tuple(coords), tuple((p[0], p[1]) for p in parts)))
+    concat = []
+    for axis, g in enumerate(split):
+        if g < 0:
+            concat += [0, out_shape[axis]]
+            continue
+        by_coord = {}
+        for c, sp in spans:
+            by_coord[c[g]] = sp[axis]
+        bounds = [by_coord[c][0] for c in sorted(by_coord)] + [out_shape[axis]]
+        concat += bounds
+    layout = _tessera.layout_create_offsets(grid_id, list(out_shape), list(split), concat)
+    key = ("slice", layout)
+    rt._layouts[key] = layout
+    h = _tessera.array_adopt(layout, _dtypes.code(a.dtype), mine.ctypes.data, mine.size, HOST, 0)
+    uneven = ndarray(rt, key, a.dtype, a.device, layout=layout, handle=h, keep=mine)
+    kept = [i for i in range(a.ndim) if i not in dropped]
+    balanced_key = ("block", out_shape, split, dims, (0,) * a.ndim, (0,) * a.ndim)
+    out = ndarray(rt, balanced_key, a.dtype, a.device)
+    _tessera.redistribute(h, out._id)
+    uneven._release()
+    if not dropped:
+        return out
+    if len(kept) == 0:
+        return out.numpy().reshape(())[()]
+    # Integer indices remove their (whole, unsplit) axes: the same memory, one dimension fewer each.
+    small_key = ("block", tuple(out_shape[i] for i in kept), tuple(split[i] for i in kept), dims, (0,) * len(kept),
+                 (0,) * len(kept))
+    res = ndarray(rt, small_key, a.dtype, a.device)
+    res.local[...] = out.local.reshape(res.local.shape)
+    return res
+
+
+def put(a, key, value):
+    """a[key] = value for a scalar or a NumPy array of the selection's shape (every rank's own)."""
+    _check(a)
+    ranges, dropped = normalize(key, a.shape)
+    parts = [piece(lo, hi, r) for lo, hi, r in zip(a._lo, a._hi, ranges)]
+    a._handle()
+    local = a.local[tuple(p[2] for p in parts)]
+    if isinstance(value, ndarray):
+        raise NotImplementedError("assigning a distributed array to a part of another is not in tessera yet "
+                                  "(a scalar or a NumPy array of the selection's shape is)")
+    v = np.asarray(value)
+    if v.ndim == 0:
+        if not np.can_cast(v.dtype, a.dtype, "same_kind") and not isinstance(value, (int, float, complex, bool)):
+            raise TypeError(f"cannot assign {v.dtype} values to a {a.dtype} array (casting rule 'same_kind')")
+        local[...] = v
+        return
+    full = tuple(count(*r) for r in ranges)
+    want = tuple(n for i, n in enumerate(full) if i not in dropped)
+    if v.shape != want:
+        raise ValueError(f"could not broadcast input array from shape {v.shape} into shape {want}")
+    v = v.reshape(full)
+    local[...] = v[tuple(slice(p[0], p[1]) for p in parts)]
