@@ -464,5 +464,40 @@ PYBIND11_MODULE(_tessera, m) {
   m.def("save_zarr", [](std::uint64_t id, const std::string& dir, std::vector<int64_t> chunks, bool zlib) {
     call([&] { return tessera_save_zarr({id}, dir.c_str(), chunks.empty() ? nullptr : chunks.data(), zlib ? 1 : 0); });
   });
+  m.def("checkpoint_writer_create", [](std::uint64_t grid, const std::string& dir) {
+    tessera_checkpoint_writer w{};
+    call([&] { return tessera_checkpoint_writer_create({grid}, dir.c_str(), &w); });
+    return w.id;
+  });
+  m.def("checkpoint_set", [](std::uint64_t w, int64_t step, double time, const std::map<std::string, std::string>& attrs) {
+    call([&] { return tessera_checkpoint_set_step({w}, step); });
+    call([&] { return tessera_checkpoint_set_time({w}, time); });
+    for (const auto& [k, v] : attrs) call([&] { return tessera_checkpoint_set_attribute({w}, k.c_str(), v.c_str()); });
+  });
+  m.def("checkpoint_add", [](std::uint64_t w, const std::string& name, std::uint64_t a) {
+    call([&] { return tessera_checkpoint_add({w}, name.c_str(), {a}); });
+  });
+  m.def("checkpoint_commit", [](std::uint64_t w) { call([&] { return tessera_checkpoint_commit({w}); }); });
+  m.def("checkpoint_writer_free", [](std::uint64_t w) { call([&] { return tessera_checkpoint_writer_free({w}); }); });
+  m.def("checkpoint_reader_create", [](std::uint64_t grid, const std::string& dir) {
+    tessera_checkpoint_reader r{};
+    call([&] { return tessera_checkpoint_reader_create({grid}, dir.c_str(), &r); });
+    return r.id;
+  });
+  m.def("checkpoint_info", [](std::uint64_t r) {
+    int64_t step = 0;
+    double time = 0;
+    call([&] { return tessera_checkpoint_info({r}, &step, &time); });
+    return py::make_tuple(step, time);
+  });
+  m.def("checkpoint_attribute", [](std::uint64_t r, const std::string& key) {
+    std::vector<char> buf(1 << 16);
+    call([&] { return tessera_checkpoint_get_attribute({r}, key.c_str(), buf.data(), buf.size()); });
+    return std::string(buf.data());
+  });
+  m.def("checkpoint_load", [](std::uint64_t r, const std::string& name, std::uint64_t a) {
+    call([&] { return tessera_checkpoint_load({r}, name.c_str(), {a}); });
+  });
+  m.def("checkpoint_reader_free", [](std::uint64_t r) { call([&] { return tessera_checkpoint_reader_free({r}); }); });
   m.def("load_zarr", [](std::uint64_t id, const std::string& dir) { call([&] { return tessera_load_zarr({id}, dir.c_str()); }); });
 }

@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 
-from . import _tessera
+from . import _runtime, _tessera
 from ._functions import asarray, zeros
 
 
@@ -71,3 +71,50 @@ def _load(path, read_meta, read_data, split, grid, halo, device):
     a = zeros(shape, dtype, split, grid, halo, device)
     read_data(a._id, path)
     return a
+
+
+def save_checkpoint(path, arrays, step=0, time=0.0, attributes=None):
+    """A checkpoint directory of named arrays (a dict name -> tessera array), with the step, the
+    time and string attributes; it replaces `path` atomically when complete (collective)."""
+    rt = _runtime.runtime()
+    w = _tessera.checkpoint_writer_create(rt.grid((rt.size,)), os.fspath(path))
+    try:
+        _tessera.checkpoint_set(w, int(step), float(time), {str(k): str(v) for k, v in (attributes or {}).items()})
+        for name, a in arrays.items():
+            _tessera.checkpoint_add(w, str(name), asarray(a)._handle())
+        _tessera.checkpoint_commit(w)
+    finally:
+        _tessera.checkpoint_writer_free(w)
+
+
+class Checkpoint:
+    """A checkpoint opened for reading (a context manager): .step, .time, .attribute(key), and
+    .load(name, out) filling an existing array of any layout and device (collective)."""
+
+    def __init__(self, path):
+        rt = _runtime.runtime()
+        self._r = _tessera.checkpoint_reader_create(rt.grid((rt.size,)), os.fspath(path))
+        self.step, self.time = _tessera.checkpoint_info(self._r)
+
+    def attribute(self, key):
+        return _tessera.checkpoint_attribute(self._r, str(key))
+
+    def load(self, name, out):
+        _tessera.checkpoint_load(self._r, str(name), out._handle())
+        return out
+
+    def close(self):
+        if self._r is not None:
+            _tessera.checkpoint_reader_free(self._r)
+            self._r = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+
+def load_checkpoint(path):
+    return Checkpoint(path)

@@ -63,3 +63,18 @@ def test_zarr_round_trip(compressor, shared_dir, runtime):
     np.testing.assert_array_equal(back.numpy(), x)
     zarr = pytest.importorskip("zarr")
     np.testing.assert_array_equal(zarr.open(path, mode="r")[...], x)  # zarr-python reads it
+
+
+def test_checkpoint_round_trip(shared_dir):
+    x, y = values((11, 6), np.float64), values((9,), np.int32)
+    path = os.path.join(shared_dir, "ckpt")
+    ts.io.save_checkpoint(path, {"u": ts.asarray(x, split=0), "n": ts.asarray(y, split=0)}, step=42, time=1.5,
+                          attributes={"model": "heat"})
+    with ts.io.load_checkpoint(path) as c:
+        assert c.step == 42 and c.time == 1.5 and c.attribute("model") == "heat"
+        u = c.load("u", ts.zeros((11, 6), split=1))  # another layout
+        n = c.load("n", ts.zeros((9,), dtype=np.int32, split=0))
+    np.testing.assert_array_equal(u.numpy(), x)
+    np.testing.assert_array_equal(n.numpy(), y)
+    with pytest.raises(ts.IoError):
+        ts.io.load_checkpoint(os.path.join(shared_dir, "no_such_checkpoint"))
