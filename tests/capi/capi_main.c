@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
     test_fft();
     test_io();
     test_dlpack();
+    test_algorithms();
     CHECK(tessera_live_handles() == 1, "%lld handles alive at the end (only the runtime should be)",
           (long long)tessera_live_handles());
     OK(tessera_runtime_free(rt));

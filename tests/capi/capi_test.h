@@ -20,6 +20,7 @@ void test_moves(void);
 void test_fft(void);
 void test_io(void);
 void test_dlpack(void);
+void test_algorithms(void);
 
 #define CHECK(cond, ...)                                                \
   do {                                                                  \
