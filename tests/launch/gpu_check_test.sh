@@ -7,7 +7,7 @@ set -uo pipefail
 src=${1:?usage: gpu_check_test.sh SOURCE_DIR SCRATCH_DIR}
 scratch=${2:?usage: gpu_check_test.sh SOURCE_DIR SCRATCH_DIR}
 check=$src/launch/gpu-check
-areas=(suite local jit distributed fft algorithms io capi multi-gpu memcheck bench all)
+areas=(suite local jit distributed fft algorithms io capi python multi-gpu memcheck bench all)
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 rm -rf "$scratch" && mkdir -p "$scratch"
@@ -39,7 +39,7 @@ done
 for cmd in "ctest --test-dir $scratch/no-such-build" "tessera_gpu_build" "compute-sanitizer --tool memcheck" \
            "TESSERA_TRANSPORT=ipc" "TESSERA_JIT=on" "tests/test_algorithms --gtest_filter=\\*/cuda" \
            "tests/capi/test_capi --device" "zarr_interop write3" "compare_local.sh" "cupy_jit.py" \
-           "bench_cufftxt" "tensorstore_io.py" "compare_algorithms.sh" "bench_collectives"; do
+           "bench_cufftxt" "tensorstore_io.py" "bench_python.py" "TESSERA_PYTHON_TEST_DEVICE=cuda" "compare_algorithms.sh" "bench_collectives"; do
   grep -qF -- "$cmd" <<< "$out" || bad "the dry run of all does not show '$cmd'"
 done
 # Ranks sharing the one GPU get their own NCCL host id; one rank does not.
