@@ -8,10 +8,28 @@ semantics. Start with tessera.init() (or let the first call do it), run under mp
     print(float(np.sum(v)))                          # stays distributed (__array_function__)
     U = ts.fft.rfftn(v)                              # distributed FFT
 """
+import ctypes as _ctypes
+
 import numpy as _np
 
-from . import _errors
-from ._errors import (Busy, BackendUnavailable, CommError, CompileError, ConsistencyError, CudaError,
+
+def _share_the_cxx_runtime():
+    """Puts libstdc++ in the process's global symbol scope before the compiled core loads. NumPy 2
+    (C++ inside) loads libstdc++ first, privately; a Tessera library that holds its own copies of
+    libstdc++'s template statics (the locale facets' ids) would then bind to those instead of the
+    ones libstdc++ uses, and its streams would find no facets. Global first, every library binds to
+    libstdc++'s own."""
+    try:
+        _ctypes.CDLL("libstdc++.so.6", mode=_ctypes.RTLD_GLOBAL)
+    except OSError:
+        pass  # not a GNU runtime: nothing to share
+
+
+_share_the_cxx_runtime()
+
+from . import _errors  # noqa: E402  (after the runtime is shared)
+from ._errors import (Busy, BackendUnavailable,  # noqa: E402
+                      CommError, CompileError, ConsistencyError, CudaError,
                       DeviceMismatch, DtypeMismatch, InternalError, InvalidArgument, InvalidHandle, IoError,
                       LayoutMismatch, OutOfMemory, ShapeMismatch, TesseraError)
 from ._runtime import Runtime, finalize, init, runtime
