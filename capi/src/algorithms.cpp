@@ -38,6 +38,15 @@ int checked_axis(int axis, int ndim) {
   return axis < 0 ? axis + ndim : axis;
 }
 
+/// f.template operator()<T, R>(x) on a's typed array x, after the work queued on a's stream.
+template <class F>
+void with_typed(ArrayBase& a, F&& f) {
+  dispatch(a.dtype, a.ndim, [&]<class T, int R>() {
+    before(a);
+    f.template operator()<T, R>(typed<T, R>(a));
+  });
+}
+
 [[noreturn]] void unsupported(const char* op, tessera_dtype t) {
   throw DtypeMismatch(std::string(op) + " of a " + dtype_name(t) + " array is not supported");
 }
@@ -50,10 +59,8 @@ tessera_status tessera_sort(tessera_array h, int indices, tessera_array* out) {
   return guard("tessera_sort", [&] {
     need(out, "out");
     auto a = get_array(h, "a");
-    dispatch(a->dtype, a->ndim, [&]<class T, int R>() {
+    with_typed(*a, [&]<class T, int R>(const distributed::Array<T, R>& x) {
       if constexpr (sortable_v<T>) {
-        before(*a);
-        const auto& x = typed<T, R>(*a);
         *out = indices ? wrap(distributed::argsort(x), *a) : wrap(distributed::sort(x), *a);
       } else {
         unsupported(indices ? "argsort" : "sort", a->dtype);
@@ -67,9 +74,7 @@ tessera_status tessera_scan(tessera_array h, int product, int axis, tessera_arra
     need(out, "out");
     auto a = get_array(h, "a");
     const int ax = checked_axis(axis, a->ndim);
-    dispatch(a->dtype, a->ndim, [&]<class T, int R>() {
-      before(*a);
-      const auto& x = typed<T, R>(*a);
+    with_typed(*a, [&]<class T, int R>(const distributed::Array<T, R>& x) {
       *out = wrap(product ? distributed::cumprod(x, ax) : distributed::cumsum(x, ax), *a);
     });
   });
@@ -80,9 +85,7 @@ tessera_status tessera_reduce_axis(tessera_array h, tessera_reduce_op op, int ax
     need(out, "out");
     auto a = get_array(h, "a");
     const int ax = checked_axis(axis, a->ndim);
-    dispatch(a->dtype, a->ndim, [&]<class T, int R>() {
-      before(*a);
-      const auto& x = typed<T, R>(*a);
+    with_typed(*a, [&]<class T, int R>(const distributed::Array<T, R>& x) {
       switch (op) {
         case TESSERA_SUM: *out = wrap(distributed::sum(x, ax), *a); return;
         case TESSERA_PROD: *out = wrap(distributed::prod(x, ax), *a); return;
@@ -111,14 +114,11 @@ tessera_status tessera_argreduce(tessera_array h, int is_max, int64_t* index) {
   return guard("tessera_argreduce", [&] {
     need(index, "index");
     auto a = get_array(h, "a");
-    dispatch(a->dtype, a->ndim, [&]<class T, int R>() {
-      if constexpr (is_complex_v<T>) {
+    with_typed(*a, [&]<class T, int R>(const distributed::Array<T, R>& x) {
+      if constexpr (is_complex_v<T>)
         throw DtypeMismatch("argmin/argmax of a complex array (no ordering)");
-      } else {
-        before(*a);
-        const auto& x = typed<T, R>(*a);
+      else
         *index = is_max ? distributed::argmax(x) : distributed::argmin(x);
-      }
     });
   });
 }
@@ -166,10 +166,9 @@ tessera_status tessera_histogram(tessera_array h, int64_t bins, double lo, doubl
     need(counts, "counts");
     auto a = get_array(h, "a");
     if (bins < 1) throw InvalidArgument("bins " + std::to_string(bins) + " < 1");
-    dispatch(a->dtype, a->ndim, [&]<class T, int R>() {
+    with_typed(*a, [&]<class T, int R>(const distributed::Array<T, R>& x) {
       if constexpr (sortable_v<T>) {
-        before(*a);
-        const auto c = distributed::histogram(typed<T, R>(*a), bins, lo, hi);
+        const auto c = distributed::histogram(x, bins, lo, hi);
         local::Array<std::int64_t, 1> host({bins}, Device::host());
         local::copy(host, c);
         std::copy(host.data(), host.data() + bins, counts);
@@ -184,10 +183,7 @@ tessera_status tessera_flatnonzero(tessera_array h, tessera_array* out) {
   return guard("tessera_flatnonzero", [&] {
     need(out, "out");
     auto a = get_array(h, "a");
-    dispatch(a->dtype, a->ndim, [&]<class T, int R>() {
-      before(*a);
-      *out = wrap(distributed::flatnonzero(typed<T, R>(*a)), *a);
-    });
+    with_typed(*a, [&]<class T, int R>(const distributed::Array<T, R>& x) { *out = wrap(distributed::flatnonzero(x), *a); });
   });
 }
 

@@ -57,7 +57,6 @@ void guarded(const char* op, F&& f) {
   call([&] { return guard(op, f); });
 }
 
-std::vector<int64_t> i64s(const std::vector<int64_t>& v) { return v; }
 
 py::dict layout_info(std::uint64_t id) {
   int ndim = 0;
