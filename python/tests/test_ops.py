@@ -151,6 +151,12 @@ def test_generated_kernels_compile(runtime):
         (_expr.node(np.true_divide, [leaf(np.int64), _expr.Const(2)]), np.float64),
         (_expr.cast(leaf(np.float64), np.int32), np.int32),
         (_expr.node(np.logical_and, [leaf(np.bool_), leaf(np.bool_)]), np.bool_),
+        (_expr.cast(_expr.Const(1), np.float64), np.float64),  # full(): a scalar alone
+        (_expr.cast(_expr.Const(3), np.complex64), np.complex64),
+        (_expr.node(np.equal, [leaf(np.complex128), leaf(np.complex128)]), np.bool_),
+        (_expr.node(np.power, [leaf(np.float32), _expr.Const(1.5)]), np.float32),
+        (_expr.node(np.maximum, [leaf(np.int32), _expr.Const(0)]), np.int32),
+        (_expr.cast(leaf(np.bool_), np.float32), np.float32),
     ]
     for e, out in exprs:
         L = _expr.lower(e, out)
