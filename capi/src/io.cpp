@@ -93,6 +93,40 @@ tessera_status tessera_load_zarr(tessera_array h, const char* dir) {
   });
 }
 
+tessera_status tessera_save_hdf5(tessera_array h, const char* path, const char* name, const int64_t* chunks,
+                                int deflate) {
+  return guard("tessera_save_hdf5", [&] {
+    auto a = get_array(h, "a");
+    const auto p = path_arg(path, "path");
+    const auto n = path_arg(name, "name");
+#if TESSERA_HAVE_HDF5
+    if (deflate < 0 || deflate > 9) throw InvalidArgument("deflate " + std::to_string(deflate) + " outside 0..9");
+    io::Hdf5WriteOptions o;
+    if (chunks) o.chunks.assign(chunks, chunks + a->ndim);
+    o.deflate = deflate;
+    dispatch(a->dtype, a->ndim, [&]<class T, int R>() { io::save_hdf5<T, R>(p, n, typed<T, R>(*a), o); });
+#else
+    (void)chunks, (void)deflate;
+    throw BackendUnavailable("tessera_save_hdf5: " + p + ": this build has no parallel HDF5");
+#endif
+  });
+}
+
+tessera_status tessera_load_hdf5(tessera_array h, const char* path, const char* name) {
+  return guard("tessera_load_hdf5", [&] {
+    auto a = get_array(h, "a");
+    const auto p = path_arg(path, "path");
+    const auto n = path_arg(name, "name");
+#if TESSERA_HAVE_HDF5
+    dispatch(a->dtype, a->ndim, [&]<class T, int R>() {
+      fill_from(*a, io::load_hdf5<T, R>(p, n, typed<T, R>(*a).layout(), a->device));
+    });
+#else
+    throw BackendUnavailable("tessera_load_hdf5: " + p + ": this build has no parallel HDF5");
+#endif
+  });
+}
+
 tessera_status tessera_checkpoint_writer_create(tessera_grid g, const char* dir, tessera_checkpoint_writer* out) {
   return guard("tessera_checkpoint_writer_create", [&] {
     need(out, "out");

@@ -463,6 +463,13 @@ PYBIND11_MODULE(_tessera, m) {
   m.def("save_zarr", [](std::uint64_t id, const std::string& dir, std::vector<int64_t> chunks, bool zlib) {
     call([&] { return tessera_save_zarr({id}, dir.c_str(), chunks.empty() ? nullptr : chunks.data(), zlib ? 1 : 0); });
   });
+  m.def("save_hdf5", [](std::uint64_t id, const std::string& path, const std::string& name, std::vector<int64_t> chunks,
+                        int deflate) {
+    call([&] { return tessera_save_hdf5({id}, path.c_str(), name.c_str(), chunks.empty() ? nullptr : chunks.data(), deflate); });
+  });
+  m.def("load_hdf5", [](std::uint64_t id, const std::string& path, const std::string& name) {
+    call([&] { return tessera_load_hdf5({id}, path.c_str(), name.c_str()); });
+  });
   m.def("checkpoint_writer_create", [](std::uint64_t grid, const std::string& dir) {
     tessera_checkpoint_writer w{};
     call([&] { return tessera_checkpoint_writer_create({grid}, dir.c_str(), &w); });

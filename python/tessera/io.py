@@ -73,6 +73,45 @@ def _load(path, read_meta, read_data, split, grid, halo, device):
     return a
 
 
+def save_hdf5(path, a, name="data", chunks=None, compression=None, compression_opts=None):
+    """Dataset `name` of the HDF5 file `path` (created, or the dataset replaced) by parallel HDF5;
+    chunks and compression="gzip" (level compression_opts, default 4) as h5py's create_dataset
+    (collective). h5py reads the file."""
+    if compression not in (None, "gzip"):
+        raise NotImplementedError(f"compression {compression!r}: tessera writes raw or 'gzip' HDF5 datasets")
+    a = asarray(a)
+    ch = [] if chunks is None else [int(c) for c in chunks]
+    if chunks is not None and len(ch) != a.ndim:
+        raise ValueError(f"chunks {tuple(chunks)} for a {a.ndim}-D array")
+    level = 0 if compression is None else int(4 if compression_opts is None else compression_opts)
+    if level and not ch:
+        raise ValueError("gzip compression needs chunks (as h5py's)")
+    _tessera.save_hdf5(a._handle(), os.fspath(path), str(name), ch, level)
+
+
+def _hdf5_meta(path, name):
+    try:
+        import h5py
+    except ImportError as e:
+        raise ImportError("tessera.io.load_hdf5 reads the dataset's shape and type with h5py "
+                          "(Debian: python3-h5py)") from e
+    try:
+        with h5py.File(path, "r") as f:
+            d = f[name]
+            return tuple(d.shape), np.dtype(d.dtype)
+    except (OSError, KeyError) as e:
+        raise FileNotFoundError(f"{path}: no HDF5 dataset {name!r} ({e})") from e
+
+
+def load_hdf5(path, name="data", split=None, grid=None, halo=0, device=None):
+    """Dataset `name` of an HDF5 file, distributed by `split` (collective)."""
+    path = os.fspath(path)
+    shape, dtype = _hdf5_meta(path, name)
+    a = zeros(shape, dtype, split, grid, halo, device)
+    _tessera.load_hdf5(a._id, path, str(name))
+    return a
+
+
 def save_checkpoint(path, arrays, step=0, time=0.0, attributes=None):
     """A checkpoint directory of named arrays (a dict name -> tessera array), with the step, the
     time and string attributes; it replaces `path` atomically when complete (collective)."""

@@ -78,3 +78,21 @@ def test_checkpoint_round_trip(shared_dir):
     np.testing.assert_array_equal(n.numpy(), y)
     with pytest.raises(ts.IoError):
         ts.io.load_checkpoint(os.path.join(shared_dir, "no_such_checkpoint"))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.complex64, np.bool_])
+def test_hdf5_round_trip(dtype, shared_dir, runtime):
+    h5py = pytest.importorskip("h5py")
+    x = values((10, 7, 3), dtype)
+    path = os.path.join(shared_dir, f"a_{np.dtype(dtype).name}.h5")
+    try:
+        ts.io.save_hdf5(path, ts.asarray(x, split=0), name="fields/u", chunks=(5, 7, 3), compression="gzip")
+    except ts.BackendUnavailable:
+        pytest.skip("this build has no parallel HDF5")
+    runtime.comm.Barrier()
+    with h5py.File(path, "r") as f:  # h5py reads tessera's dataset
+        np.testing.assert_array_equal(f["fields/u"][...], x)
+    back = ts.io.load_hdf5(path, "fields/u", split=(1, 2))
+    np.testing.assert_array_equal(back.numpy(), x)
+    with pytest.raises(FileNotFoundError):
+        ts.io.load_hdf5(path, "no/such/dataset")

@@ -240,6 +240,13 @@ tessera_status tessera_load_npy(tessera_array a, const char* path);
 tessera_status tessera_save_zarr(tessera_array a, const char* dir, const int64_t* chunks, int zlib);
 tessera_status tessera_load_zarr(tessera_array a, const char* dir);
 
+/* Dataset `name` ("p", "fields/p") of the HDF5 file `path` (created, or the dataset replaced) by
+ * parallel HDF5; chunks: ndim values or NULL (contiguous); deflate: gzip level 0-9 (needs chunks).
+ * load fills an existing array (dtype and global shape must match the dataset). Builds without
+ * parallel HDF5 return TESSERA_ERROR_BACKEND_UNAVAILABLE. */
+tessera_status tessera_save_hdf5(tessera_array a, const char* path, const char* name, const int64_t* chunks,
+                                 int deflate);
+tessera_status tessera_load_hdf5(tessera_array a, const char* path, const char* name);
 /* Checkpoints: named arrays plus step, time and string attributes, replaced atomically at commit. */
 tessera_status tessera_checkpoint_writer_create(tessera_grid grid, const char* dir, tessera_checkpoint_writer* out);
 tessera_status tessera_checkpoint_set_step(tessera_checkpoint_writer w, int64_t step);
