@@ -161,6 +161,54 @@ tessera_status tessera_take(tessera_array h, tessera_array hidx, tessera_array* 
   });
 }
 
+tessera_status tessera_put(tessera_array h, tessera_array hidx, tessera_array hv) {
+  return guard("tessera_put", [&] {
+    auto a = get_array(h, "a");
+    auto idx = get_array(hidx, "idx");
+    auto v = get_array(hv, "v");
+    if (idx->dtype != TESSERA_I64 || idx->ndim != 1)
+      throw DtypeMismatch("tessera_put: indices must be a 1-D i64 array, not " + std::to_string(idx->ndim) + "-D " +
+                          dtype_name(idx->dtype));
+    if (v->dtype != a->dtype || v->ndim != 1)
+      throw DtypeMismatch("tessera_put: values must be a 1-D " + dtype_name(a->dtype) + " array, not " +
+                          std::to_string(v->ndim) + "-D " + dtype_name(v->dtype));
+    if (idx->device != a->device || v->device != a->device)
+      throw DeviceMismatch("tessera_put: the array, its indices and values on different devices");
+    dispatch(a->dtype, a->ndim, [&]<class T, int R>() {
+      before(*a);
+      before(*idx);
+      before(*v);
+      distributed::put(typed<T, R>(*a), typed<std::int64_t, 1>(*idx), typed<T, 1>(*v));
+      after(*a);
+    });
+  });
+}
+
+tessera_status tessera_compress(tessera_array hmask, tessera_array h, tessera_array* out) {
+  return guard("tessera_compress", [&] {
+    need(out, "out");
+    auto mask = get_array(hmask, "mask");
+    auto a = get_array(h, "a");
+    if (mask->dtype != TESSERA_BOOL || mask->ndim != a->ndim)
+      throw DtypeMismatch("tessera_compress: the mask must be a bool array of a's rank, not " +
+                          std::to_string(mask->ndim) + "-D " + dtype_name(mask->dtype));
+    if (mask->device != a->device) throw DeviceMismatch("tessera_compress: the mask and the array on different devices");
+    dispatch(a->dtype, a->ndim, [&]<class T, int R>() {
+      before(*mask);
+      before(*a);
+      *out = wrap(distributed::compress(typed<bool, R>(*mask), typed<T, R>(*a)), *a);
+    });
+  });
+}
+
+tessera_status tessera_ravel(tessera_array h, tessera_array* out) {
+  return guard("tessera_ravel", [&] {
+    need(out, "out");
+    auto a = get_array(h, "a");
+    with_typed(*a, [&]<class T, int R>(const distributed::Array<T, R>& x) { *out = wrap(distributed::ravel(x), *a); });
+  });
+}
+
 tessera_status tessera_histogram(tessera_array h, int64_t bins, double lo, double hi, int64_t* counts) {
   return guard("tessera_histogram", [&] {
     need(counts, "counts");

@@ -411,6 +411,17 @@ PYBIND11_MODULE(_tessera, m) {
     call([&] { return tessera_histogram({a}, bins, lo, hi, counts.data()); });
     return counts;
   });
+  m.def("put", [](std::uint64_t a, std::uint64_t idx, std::uint64_t v) { call([&] { return tessera_put({a}, {idx}, {v}); }); });
+  m.def("compress", [](std::uint64_t mask, std::uint64_t a) {
+    tessera_array out{};
+    call([&] { return tessera_compress({mask}, {a}, &out); });
+    return out.id;
+  });
+  m.def("ravel", [](std::uint64_t a) {
+    tessera_array out{};
+    call([&] { return tessera_ravel({a}, &out); });
+    return out.id;
+  });
   m.def("flatnonzero", [](std::uint64_t a) {
     tessera_array out{};
     call([&] { return tessera_flatnonzero({a}, &out); });

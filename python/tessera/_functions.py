@@ -454,9 +454,7 @@ def _scan(a, axis, dtype, product):
     if dtype is not None:
         a = a.astype(dtype)
     if axis is None:
-        if a.ndim != 1:
-            raise NotImplementedError("cumsum/cumprod of a flattened n-D array is not in tessera yet (give axis=)")
-        axis = 0
+        a, axis = ravel(a), 0  # NumPy's cumsum of the flattened array
     return from_handle(a._rt, _tessera.scan(a._handle(), product, normalize_axis(axis, a.ndim)), a)
 
 
@@ -511,6 +509,45 @@ def histogram(a, bins=10, range=None):
         lo, hi = lo - 0.5, hi + 0.5
     counts = np.asarray(_tessera.histogram(a._handle(), int(bins), lo, hi), dtype=np.int64)
     return counts, np.linspace(lo, hi, int(bins) + 1)
+
+
+@implements(np.ravel)
+def ravel(a):
+    """The array flattened (row-major) to 1-D: a new distributed array (no copy where the rows are
+    already split over a 1-D grid)."""
+    a = asarray(a)
+    return a if a.ndim == 1 else from_handle(a._rt, _tessera.ravel(a._handle()), a)
+
+
+def _indices(a, indices):
+    idx = indices if isinstance(indices, ndarray) else asarray(np.asarray(indices, dtype=np.int64).ravel(), split=0,
+                                                               device=a.device)
+    return idx if idx.dtype == np.int64 else idx.astype(np.int64)
+
+
+@implements(np.put)
+def put(a, ind, v):
+    """a.flat[ind] = v in place (NumPy's put; v a scalar, or one value per index)."""
+    if not isinstance(a, ndarray):
+        raise TypeError("tessera.put writes into a tessera.ndarray")
+    idx = _indices(a, ind)
+    vals = np.broadcast_to(np.asarray(v, dtype=a.dtype), (idx.size,)) if not isinstance(v, ndarray) else None
+    values = v.astype(a.dtype) if isinstance(v, ndarray) else zeros_like(idx, a.dtype)
+    if vals is not None:
+        _write_block(values, vals[values.block])
+    _tessera.put(a._handle(), idx._handle(), values._handle())
+
+
+@implements(np.compress)
+def compress(condition, a, axis=None):
+    """a's elements where condition (a bool array of a's layout) is true, flattened: a 1-D array."""
+    if axis is not None:
+        raise NotImplementedError("tessera.compress along an axis is not in tessera yet (axis=None is)")
+    a = asarray(a)
+    mask = condition if isinstance(condition, ndarray) else asarray(condition)
+    if mask.dtype != np.bool_:
+        mask = mask != 0
+    return from_handle(a._rt, _tessera.compress(mask._handle(), a._handle()), a)
 
 
 @implements(np.flatnonzero)

@@ -80,3 +80,20 @@ def test_take_histogram_nonzero():
     np.testing.assert_array_equal(np.nonzero(a > 1)[0].numpy(), np.nonzero(x > 1)[0])
     y = values(SHAPE, np.int32)
     np.testing.assert_array_equal(ts.flatnonzero(ts.asarray(y, split=1)).numpy(), np.flatnonzero(y))
+
+
+@pytest.mark.parametrize("split", [0, 1])
+def test_ravel_put_compress(split):
+    x = values((7, 5), np.float64)
+    a = ts.asarray(x, split=split)
+    np.testing.assert_array_equal(ts.ravel(a).numpy(), x.ravel())
+    np.testing.assert_allclose(np.cumsum(a).numpy(), np.cumsum(x))  # the flattened array's
+    np.testing.assert_array_equal(np.compress(a > 0.5, a).numpy(), x[x > 0.5])
+    y = x.copy()
+    np.put(a, [0, 34, 12], [-1.0, -2.0, -3.0])
+    np.put(y, [0, 34, 12], [-1.0, -2.0, -3.0])
+    ts.put(a, ts.asarray(np.array([3, 4]), split=0), 9.0)
+    np.put(y, [3, 4], 9.0)
+    np.testing.assert_array_equal(a.numpy(), y)
+    with pytest.raises(NotImplementedError):
+        np.compress(a > 0, a, axis=0)

@@ -153,6 +153,46 @@ void test_algorithms(void) {
     }
   free(s);
 
+  /* ravel: the 7x5 matrix flattened row-major */
+  OK(tessera_ravel(m, &out));
+  s = gathered(out, &n);
+  CHECK(n == 35, "ravel: %lld values", (long long)n);
+  for (int64_t i = 0; s && i < 35; ++i) CHECK(s[i] == row_major_2x(i), "ravel[%lld]", (long long)i);
+  free(s);
+
+  /* compress: the matrix's elements where a bool mask (i % 4 == 0) is true */
+  tessera_array mask;
+  OK(tessera_array_create(l2, TESSERA_BOOL, &mask));
+  int64_t lo2[2], hi2[2];
+  OK(tessera_layout_info(l2, NULL, NULL, lo2, hi2, NULL));
+  const int64_t nm = box_size(2, lo2, hi2);
+  unsigned char* bits = malloc((size_t)(nm ? nm : 1));
+  int64_t at2[2] = {lo2[0], lo2[1]};
+  for (int64_t i = 0; i < nm; ++i, next_index(2, at2, lo2, hi2)) bits[i] = flat(2, shape2, at2) % 4 == 0;
+  OK(tessera_array_write(mask, bits, nm));
+  free(bits);
+  OK(tessera_compress(mask, m, &out));
+  s = gathered(out, &n);
+  CHECK(n == 9, "compress: %lld values", (long long)n);
+  for (int64_t i = 0; s && i < n; ++i) CHECK(s[i] == row_major_2x(4 * i), "compress[%lld]", (long long)i);
+  free(s);
+  OK(tessera_array_free(mask));
+
+  /* put: v.flat[idx] = -7 for the three indices of `idx` */
+  OK(tessera_array_create(li, TESSERA_I64, &idx));
+  OK(tessera_array_write(idx, picks + lo, hi - lo));
+  tessera_array sevens;
+  OK(tessera_array_create(li, TESSERA_F64, &sevens));
+  double minus7[3] = {-7, -7, -7};
+  OK(tessera_array_write(sevens, minus7, hi - lo));
+  OK(tessera_put(v, idx, sevens));
+  OK(tessera_take(v, idx, &out));
+  s = gathered(out, &n);
+  for (int64_t i = 0; s && i < 3; ++i) CHECK(s[i] == -7, "put then take [%lld]: %g", (long long)i, s[i]);
+  free(s);
+  OK(tessera_array_free(sevens));
+  OK(tessera_array_free(idx));
+
   /* bad inputs: an axis out of range, matmul of 1-D arrays, complex min */
   CHECK(tessera_reduce_axis(m, TESSERA_SUM, 2, &out) == TESSERA_ERROR_INVALID_ARGUMENT, "axis 2 of a 2-D array");
   CHECK(tessera_matmul(v, v, &out) == TESSERA_ERROR_SHAPE_MISMATCH, "matmul of 1-D arrays");

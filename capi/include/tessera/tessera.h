@@ -208,6 +208,12 @@ tessera_status tessera_argreduce(tessera_array a, int is_max, int64_t* index);
 tessera_status tessera_matmul(tessera_array a, tessera_array b, tessera_array* out);
 /* The elements of a at the flat indices `idx` (a 1-D i64 array): a new 1-D array of idx's blocks. */
 tessera_status tessera_take(tessera_array a, tessera_array idx, tessera_array* out);
+/* a.flat[idx[i]] = v[i] (idx a 1-D i64 array, v a 1-D array of a's dtype on idx's blocks). */
+tessera_status tessera_put(tessera_array a, tessera_array idx, tessera_array v);
+/* a's elements where the bool array `mask` (a's layout) is true, row-major: a new 1-D array. */
+tessera_status tessera_compress(tessera_array mask, tessera_array a, tessera_array* out);
+/* a flattened (row-major) to a new 1-D array. */
+tessera_status tessera_ravel(tessera_array a, tessera_array* out);
 /* numpy.histogram(a, bins, (lo, hi))'s counts into `counts` (bins values, on every rank). */
 tessera_status tessera_histogram(tessera_array a, int64_t bins, double lo, double hi, int64_t* counts);
 /* The flat indices of the nonzero elements (numpy.flatnonzero): a new 1-D i64 array. */
