@@ -8,16 +8,6 @@ using namespace tessera::capi;
 
 namespace {
 
-template <class T> constexpr tessera_dtype code_of() {
-  if constexpr (std::is_same_v<T, float>) return TESSERA_F32;
-  else if constexpr (std::is_same_v<T, double>) return TESSERA_F64;
-  else if constexpr (std::is_same_v<T, complex64>) return TESSERA_C64;
-  else if constexpr (std::is_same_v<T, complex128>) return TESSERA_C128;
-  else if constexpr (std::is_same_v<T, std::int32_t>) return TESSERA_I32;
-  else if constexpr (std::is_same_v<T, std::int64_t>) return TESSERA_I64;
-  else return TESSERA_BOOL;
-}
-
 template <class T> constexpr bool is_ordered_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 template <class T> constexpr bool sortable_v = is_ordered_v<T> || std::is_floating_point_v<T>;
 
@@ -26,7 +16,7 @@ template <class T, int R>
 tessera_array wrap(distributed::Array<T, R> a, const ArrayBase& like) {
   auto obj = std::make_shared<ArrayT<T, R>>();
   obj->a = std::move(a);
-  obj->dtype = code_of<T>(), obj->ndim = R, obj->device = like.device;
+  obj->dtype = dtype_of_value(dtype_v<T>), obj->ndim = R, obj->device = like.device;
   obj->memory = like.device.is_cuda() ? TESSERA_MEMORY_DEVICE : TESSERA_MEMORY_HOST;
   return tessera_array{put(Kind::array, obj)};
 }

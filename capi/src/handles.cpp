@@ -190,6 +190,26 @@ std::string dtype_name(tessera_dtype t) {
 }
 bool is_complex_dtype(tessera_dtype t) { return t == TESSERA_C64 || t == TESSERA_C128; }
 
+namespace {
+// tessera_dtype and the library's DType, side by side (both directions read this one table).
+constexpr std::pair<tessera_dtype, DType> kDtypes[] = {
+    {TESSERA_F32, DType::float32},     {TESSERA_F64, DType::float64}, {TESSERA_C64, DType::complex64},
+    {TESSERA_C128, DType::complex128}, {TESSERA_I32, DType::int32},   {TESSERA_I64, DType::int64},
+    {TESSERA_BOOL, DType::boolean}};
+}  // namespace
+
+tessera_dtype dtype_of_value(DType t) {
+  for (const auto& [code, value] : kDtypes)
+    if (value == t) return code;
+  throw InvalidArgument("element type " + std::to_string(static_cast<int>(t)) + " has no tessera_dtype");
+}
+
+DType value_of_dtype(tessera_dtype t) {
+  for (const auto& [code, value] : kDtypes)
+    if (code == t) return value;
+  throw InvalidArgument("dtype " + std::to_string(static_cast<int>(t)) + " is not a tessera_dtype");
+}
+
 std::shared_ptr<ArrayBase> get_array(tessera_array h, const char* arg) { return get<ArrayBase>(Kind::array, h.id, arg); }
 std::shared_ptr<LayoutObj> get_layout(tessera_layout h, const char* arg) {
   return get<LayoutObj>(Kind::layout, h.id, arg);

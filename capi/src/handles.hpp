@@ -98,6 +98,8 @@ struct ArrayT : ArrayBase {
 std::string dtype_name(tessera_dtype t);
 bool is_complex_dtype(tessera_dtype t);
 tessera_dtype dtype_of_value(DType t);
+/// The element type of a tessera_dtype (InvalidArgument for a value that is none).
+DType value_of_dtype(tessera_dtype t);
 
 /// Calls f.template operator()<T, R>() for the element type of `t` and rank `ndim` (1..4).
 template <class F>

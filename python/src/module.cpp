@@ -108,20 +108,6 @@ comm::ReduceOp reduce_op(const std::string& op) {
   throw InvalidArgument("reduction '" + op + "' is none of sum, prod, min, max");
 }
 
-DType value_dtype(tessera_dtype t) {
-  switch (t) {
-    case TESSERA_F32: return DType::float32;
-    case TESSERA_F64: return DType::float64;
-    case TESSERA_C64: return DType::complex64;
-    case TESSERA_C128: return DType::complex128;
-    case TESSERA_I32: return DType::int32;
-    case TESSERA_I64: return DType::int64;
-    case TESSERA_BOOL: return DType::boolean;
-    case TESSERA_DTYPE_RANGE_: break;
-  }
-  throw InvalidArgument("dtype " + std::to_string(static_cast<int>(t)) + " is not a tessera dtype");
-}
-
 // All-reduce of `count` elements at `ptr` (host, or device memory of the runtime's GPU) over the
 // ranks of the layout's grid that differ only along `grid_axes`: the partial results of an
 // array reduced along split axes. Device buffers go through NCCL on Tessera's stream.
@@ -131,7 +117,7 @@ void axis_all_reduce(std::uint64_t layout, const std::vector<int>& grid_axes, st
     auto l = get_layout({layout}, "layout");
     const auto& grid = grid_of(*l);
     const Device d = memory_device(static_cast<tessera_memory>(memory));
-    const auto t = value_dtype(static_cast<tessera_dtype>(dtype));
+    const auto t = value_of_dtype(static_cast<tessera_dtype>(dtype));
     const auto rop = reduce_op(op);
     for (int axis : grid_axes) {
       if (axis < 0 || axis >= grid.ndims())
@@ -205,9 +191,9 @@ void jit_launch(const std::vector<std::array<int, 6>>& nodes, int out_dtype, std
 local::jit::Kernel ir_kernel(const std::vector<std::array<int, 6>>& nodes, int out_dtype, int rank, bool linear) {
   local::jit::Kernel k;
   for (const auto& n : nodes)
-    k.nodes.push_back({static_cast<local::jit::Op>(n[0]), value_dtype(static_cast<tessera_dtype>(n[1])), n[2], n[3], n[4],
+    k.nodes.push_back({static_cast<local::jit::Op>(n[0]), value_of_dtype(static_cast<tessera_dtype>(n[1])), n[2], n[3], n[4],
                        n[5]});
-  k.out = value_dtype(static_cast<tessera_dtype>(out_dtype));
+  k.out = value_of_dtype(static_cast<tessera_dtype>(out_dtype));
   k.rank = rank;
   k.linear = linear;
   k.validate();

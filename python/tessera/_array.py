@@ -79,10 +79,8 @@ class Shard:
 
     def __init__(self, array, halos):
         self._array, self._halos = array, halos
-        ptr, _, _ = _tessera.array_info(array._id)
-        shape, strides, offset = array._view_geometry(halos)
-        self.shape, self.dtype = shape, array.dtype
-        self._ptr, self._strides = ptr + offset, strides
+        self._ptr, self.shape, self._strides = array._view(halos)
+        self.dtype = array.dtype
 
     @property
     def __cuda_array_interface__(self):
@@ -132,11 +130,6 @@ class ndarray:
             self._keep = buf
         else:
             self._id = _tessera.array_create(self._layout, _dtypes.code(self.dtype))
-
-    def _like(self, dtype=None, key=None, layout=None):
-        """A new zero array of this one's layout and device."""
-        return ndarray(self._rt, key or self._key, dtype or self.dtype, self.device,
-                       layout=self._layout if key is None else layout)
 
     def _release(self):
         if self._id is not None:
@@ -207,15 +200,19 @@ class ndarray:
         offset = sum(h * st for h, st in zip(self.halo, strides)) if all(block) else 0
         return block, strides, offset
 
+    def _view(self, halos):
+        """(address, shape, strides in bytes) of the shard's interior, or of all of it with halos."""
+        ptr, _, _ = _tessera.array_info(self._id)
+        shape, strides, offset = self._view_geometry(halos)
+        return ptr + offset, shape, strides
+
     def shard(self, halos=False):
         """This rank's shard, without a copy: a NumPy array on the host; on a GPU an object with
         __cuda_array_interface__ and __dlpack__ (cupy.asarray / torch.from_dlpack take it)."""
         self._handle()
         if self.device != "host":
             return Shard(self, halos)
-        ptr, _, _ = _tessera.array_info(self._id)
-        shape, strides, offset = self._view_geometry(halos)
-        holder = _HostView(self, ptr + offset, shape, strides)
+        holder = _HostView(self, *self._view(halos))
         return np.asarray(holder)
 
     @property
@@ -528,8 +525,7 @@ def from_handle(rt, handle, like):
     key = ("c", layout)
     rt._layouts[key] = layout  # freed with the runtime
     _, dtype_code, _ = _tessera.array_info(handle)
-    dtype = next(d for d, c in _dtypes.CODES.items() if c == dtype_code)
-    return ndarray(rt, key, dtype, like.device, layout=layout, handle=handle)
+    return ndarray(rt, key, _dtypes.from_code(dtype_code), like.device, layout=layout, handle=handle)
 
 
 def _from_expr(like, e):
@@ -554,17 +550,18 @@ def assign(dst, e):
 def launch(dst, e):
     """One fused kernel of the runtime kernel compiler: dst's interior = e."""
     L = _expr.lower(e, dst.dtype)
-    shape, strides, offset = dst._view_geometry(False)
+    out, shape, strides = dst._view(False)
     if 0 in shape:
         return
-    it = dst.dtype.itemsize
-    ptr, _, _ = _tessera.array_info(dst._id)
     # Without halos every interior is contiguous and the kernel indexes flat.
     linear = all(not any(o.halo) for o in L.operands) and not any(dst.halo)
+
+    def in_elements(a, byte_strides):
+        return [x // a.dtype.itemsize for x in byte_strides]
+
     operands = []
     for a in L.operands:
-        s, st, off = a._view_geometry(False)
-        p, _, _ = _tessera.array_info(a._id)
-        operands.append((p + off, [x // a.dtype.itemsize for x in st]))
-    _tessera.jit_launch(list(L.nodes), _dtypes.code(dst.dtype), ptr + offset, list(shape), [x // it for x in strides],
-                        operands, list(L.scalars), linear)
+        address, _, byte_strides = a._view(False)
+        operands.append((address, in_elements(a, byte_strides)))
+    _tessera.jit_launch(list(L.nodes), _dtypes.code(dst.dtype), out, list(shape), in_elements(dst, strides), operands,
+                        list(L.scalars), linear)

@@ -26,6 +26,11 @@ def code(d):
     return CODES[np.dtype(d)]
 
 
+def from_code(c):
+    """The NumPy dtype of a tessera_dtype code."""
+    return next(d for d, k in CODES.items() if k == c)
+
+
 def real_of(d):
     return np.dtype(np.float32) if np.dtype(d) in (np.complex64, np.float32) else np.dtype(np.float64)
 

@@ -30,16 +30,23 @@ def load_npy(path, split=None, grid=None, halo=0, device=None):
     return _load(path, _npy_header, _tessera.load_npy, split, grid, halo, device)
 
 
+def _chunk_list(chunks, a):
+    """One chunk extent per axis of a, or [] for None (the writer's default)."""
+    if chunks is None:
+        return []
+    ch = [int(c) for c in chunks]
+    if len(ch) != a.ndim:
+        raise ValueError(f"chunks {tuple(chunks)} for a {a.ndim}-D array")
+    return ch
+
+
 def save_zarr(path, a, chunks=None, compressor=None):
     """A Zarr v2 directory store; chunks: one extent per axis (None: the largest block);
     compressor: None (raw) or "zlib" (collective)."""
     if compressor not in (None, "zlib"):
         raise NotImplementedError(f"compressor {compressor!r}: the Python package writes raw or 'zlib' chunks so far")
     a = asarray(a)
-    ch = [] if chunks is None else [int(c) for c in chunks]
-    if chunks is not None and len(ch) != a.ndim:
-        raise ValueError(f"chunks {tuple(chunks)} for a {a.ndim}-D array")
-    _tessera.save_zarr(a._handle(), os.fspath(path), ch, compressor == "zlib")
+    _tessera.save_zarr(a._handle(), os.fspath(path), _chunk_list(chunks, a), compressor == "zlib")
 
 
 def _zarr_meta(path):
@@ -80,9 +87,7 @@ def save_hdf5(path, a, name="data", chunks=None, compression=None, compression_o
     if compression not in (None, "gzip"):
         raise NotImplementedError(f"compression {compression!r}: tessera writes raw or 'gzip' HDF5 datasets")
     a = asarray(a)
-    ch = [] if chunks is None else [int(c) for c in chunks]
-    if chunks is not None and len(ch) != a.ndim:
-        raise ValueError(f"chunks {tuple(chunks)} for a {a.ndim}-D array")
+    ch = _chunk_list(chunks, a)
     level = 0 if compression is None else int(4 if compression_opts is None else compression_opts)
     if level and not ch:
         raise ValueError("gzip compression needs chunks (as h5py's)")
