@@ -32,6 +32,46 @@ void check_count(int64_t elements, int64_t needed, const char* what, const Array
                         a ? a->device : Device::host());
 }
 
+// The box start[d], start[d]+step[d], ... < stop[d] of a's block along every axis, in the block's
+// indices; a box may reach into the halos (-halo <= start <= stop <= extent + halo). Null: the block.
+template <class T, int R>
+local::Array<T, R> box_of(const distributed::Array<T, R>& a, const int64_t* start, const int64_t* stop,
+                          const int64_t* step) {
+  if (!start && !stop && !step) return a.interior();
+  need(start, "start"), need(stop, "stop"), need(step, "step");
+  local::Array<T, R> v = a.local();
+  const auto& halo = a.layout().halo();
+  for (int d = 0; d < R; ++d) {
+    const int64_t h = halo[d], n = v.shape(d) - 2 * h;
+    if (step[d] <= 0 || start[d] < -h || stop[d] < start[d] || stop[d] > n + h)
+      throw InvalidArgument("box " + std::to_string(start[d]) + ":" + std::to_string(stop[d]) + ":" +
+                                std::to_string(step[d]) + " of axis " + std::to_string(d) + " is outside the block's " +
+                                std::to_string(n) + " elements and halo " + std::to_string(h) + " (or step <= 0)",
+                            a.device());
+    v = v.slice(d, start[d] + h, stop[d] + h, step[d]);
+  }
+  return v;
+}
+
+// Copies a box of h's interior to (to_host) or from a contiguous row-major host buffer.
+tessera_status copy_with_host(const char* op, tessera_array h, const int64_t* start, const int64_t* stop,
+                              const int64_t* step, void* host, int64_t elements, bool to_host) {
+  return guard(op, [&] {
+    auto a = get_array(h, "a");
+    dispatch(a->dtype, a->ndim, [&]<class T, int R>() {
+      const auto in = box_of(typed<T, R>(*a), start, stop, step);
+      check_count(elements, in.size(), "host buffer", a.get());
+      if (in.size() == 0) return;
+      need(host, "host");
+      before(*a);
+      const auto buffer = local::Array<T, R>::view(static_cast<T*>(host), in.shape(), Device::host());
+      if (to_host) local::copy(buffer, in);
+      else local::copy(in, buffer);
+      tessera_stream(*a).synchronize();  // the host buffer may be read or reused at once
+      if (!to_host) after(*a);
+    });
+  });
+}
 }  // namespace
 
 std::shared_ptr<ArrayBase> tessera::capi::adopt_buffer(const LayoutObj& l, tessera_dtype dtype, void* data,
@@ -114,31 +154,38 @@ tessera_status tessera_array_layout(tessera_array h, tessera_layout* out) {
 }
 
 tessera_status tessera_array_read(tessera_array h, void* host, int64_t elements) {
-  return guard("tessera_array_read", [&] {
-    auto a = get_array(h, "a");
-    dispatch(a->dtype, a->ndim, [&]<class T, int R>() {
-      const auto in = typed<T, R>(*a).interior();
-      check_count(elements, in.size(), "host buffer", a.get());
-      if (in.size() == 0) return;
-      need(host, "host");
-      before(*a);
-      local::copy(local::Array<T, R>::view(static_cast<T*>(host), in.shape(), Device::host()), in);
-      tessera_stream(*a).synchronize();
-    });
-  });
+  return copy_with_host("tessera_array_read", h, nullptr, nullptr, nullptr, host, elements, true);
 }
 
 tessera_status tessera_array_write(tessera_array h, const void* host, int64_t elements) {
-  return guard("tessera_array_write", [&] {
-    auto a = get_array(h, "a");
-    dispatch(a->dtype, a->ndim, [&]<class T, int R>() {
-      const auto in = typed<T, R>(*a).interior();
-      check_count(elements, in.size(), "host buffer", a.get());
-      if (in.size() == 0) return;
-      need(host, "host");
-      before(*a);
-      local::copy(in, local::Array<T, R>::view(const_cast<T*>(static_cast<const T*>(host)), in.shape(), Device::host()));
-      tessera_stream(*a).synchronize();  // the host buffer may be reused at once
+  return copy_with_host("tessera_array_write", h, nullptr, nullptr, nullptr, const_cast<void*>(host), elements, false);
+}
+
+tessera_status tessera_array_read_box(tessera_array h, const int64_t* start, const int64_t* stop, const int64_t* step,
+                                      void* host, int64_t elements) {
+  return copy_with_host("tessera_array_read_box", h, start, stop, step, host, elements, true);
+}
+
+tessera_status tessera_array_write_box(tessera_array h, const int64_t* start, const int64_t* stop, const int64_t* step,
+                                       const void* host, int64_t elements) {
+  return copy_with_host("tessera_array_write_box", h, start, stop, step, const_cast<void*>(host), elements, false);
+}
+
+tessera_status tessera_array_copy_box(tessera_array dst, tessera_array src, const int64_t* start, const int64_t* stop,
+                                      const int64_t* step) {
+  return guard("tessera_array_copy_box", [&] {
+    auto d = get_array(dst, "dst");
+    auto s = get_array(src, "src");
+    check_same_kind(*d, *s, "tessera_array_copy_box");
+    if (d->ndim != s->ndim)
+      throw ShapeMismatch("tessera_array_copy_box: dst is " + std::to_string(d->ndim) + "-D, src " +
+                              std::to_string(s->ndim) + "-D",
+                          d->device);
+    dispatch(d->dtype, d->ndim, [&]<class T, int R>() {
+      const auto from = box_of(typed<T, R>(*s), start, stop, step);
+      before(*s), before(*d);
+      local::copy(typed<T, R>(*d).interior(), from);
+      after(*d), after(*s);
     });
   });
 }

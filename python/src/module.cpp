@@ -154,38 +154,65 @@ void fill_random(std::uint64_t id, const std::string& kind, std::uint64_t seed, 
 
 local::jit::Kernel ir_kernel(const std::vector<std::array<int, 6>>& nodes, int out_dtype, int rank, bool linear);
 
-// One fused elementwise kernel of the runtime kernel compiler (NVRTC) on the runtime's GPU:
-// nodes are (op, dtype, a, b, c, slot) tuples of jit::Node; operands are (pointer, strides).
-void jit_launch(const std::vector<std::array<int, 6>>& nodes, int out_dtype, std::uintptr_t out,
-                const std::vector<int64_t>& shape, const std::vector<int64_t>& out_strides,
-                const std::vector<std::pair<std::uintptr_t, std::vector<int64_t>>>& operands,
-                const std::vector<py::bytes>& scalars, bool linear) {
-  local::jit::Args args;
-  args.out = reinterpret_cast<void*>(out);
-  args.n = 1;
-  for (std::size_t d = 0; d < shape.size(); ++d) args.n *= shape[d];
-  for (std::size_t d = 0; d < shape.size() && d < args.shape.size(); ++d)
-    args.shape[d] = shape[d], args.out_strides[d] = out_strides[d];
-  for (const auto& [p, strides] : operands) {
-    local::jit::Operand o;
-    o.ptr = reinterpret_cast<const void*>(p);
-    for (std::size_t d = 0; d < strides.size() && d < o.strides.size(); ++d) o.strides[d] = strides[d];
-    args.operands.push_back(o);
+local::jit::Kernel ir_kernel(const std::vector<std::array<int, 6>>& nodes, int out_dtype, int rank, bool linear);
+
+// One fused elementwise kernel of the runtime kernel compiler (NVRTC) on the runtime's GPU, for
+// one output geometry and operand strides: made (and compiled, once per structure) when an
+// expression of this shape is first assigned, then launched with new pointers and scalars per call
+// (a dict lookup and one launch: the per-call cost of a small expression).
+class JitPlan {
+ public:
+  JitPlan(const std::vector<std::array<int, 6>>& nodes, int out_dtype, const std::vector<int64_t>& shape,
+          const std::vector<int64_t>& out_strides, const std::vector<std::vector<int64_t>>& operand_strides,
+          bool linear) {
+    guarded("jit_plan", [&] {
+      if (shape.size() > args_.shape.size()) throw InvalidArgument("expression of rank " + std::to_string(shape.size()));
+      kernel_ = ir_kernel(nodes, out_dtype, static_cast<int>(shape.size()), linear);
+      args_.n = 1;
+      for (std::size_t d = 0; d < shape.size(); ++d)
+        args_.n *= shape[d], args_.shape[d] = shape[d], args_.out_strides[d] = out_strides[d];
+      kernel_.index32 = args_.n < (int64_t(1) << 31);
+      for (const auto& strides : operand_strides) {
+        local::jit::Operand o;
+        for (std::size_t d = 0; d < strides.size() && d < o.strides.size(); ++d) o.strides[d] = strides[d];
+        args_.operands.push_back(o);
+      }
+      key_ = kernel_.key();
+      device_ = runtime_device();
+      // Compiled (or found in the caches) now, with the GIL released: no element is touched.
+      local::jit::Args none = args_;
+      none.n = 0;
+      local::jit::launch(kernel_, key_, none, device_, Stream::default_for(device_));
+    });
   }
-  for (const auto& s : scalars) {
-    std::array<unsigned char, 16> b{};
-    const std::string v = s;
-    std::memcpy(b.data(), v.data(), std::min(v.size(), b.size()));
-    args.scalars.push_back(b);
+
+  void launch(std::uintptr_t out, const std::vector<std::uintptr_t>& operands, const std::vector<py::bytes>& scalars) {
+    if (operands.size() != args_.operands.size())
+      throw InvalidArgument("jit plan of " + std::to_string(args_.operands.size()) + " operands launched with " +
+                            std::to_string(operands.size()));
+    args_.out = reinterpret_cast<void*>(out);
+    for (std::size_t i = 0; i < operands.size(); ++i) args_.operands[i].ptr = reinterpret_cast<const void*>(operands[i]);
+    args_.scalars.resize(scalars.size());
+    for (std::size_t i = 0; i < scalars.size(); ++i) {
+      char* data = nullptr;
+      Py_ssize_t size = 0;
+      PyBytes_AsStringAndSize(scalars[i].ptr(), &data, &size);
+      args_.scalars[i] = {};
+      std::memcpy(args_.scalars[i].data(), data, std::min<std::size_t>(size, 16));
+    }
+    // Launching is asynchronous and short: the GIL stays held (releasing it costs more).
+    tessera_status st = guard("jit_launch", [&] {
+      local::jit::launch(kernel_, key_, args_, device_, Stream::default_for(device_));
+    });
+    if (st != TESSERA_SUCCESS) raise_status(st);
   }
-  guarded("jit_launch", [&] {
-    if (shape.size() > args.shape.size()) throw InvalidArgument("expression of rank " + std::to_string(shape.size()));
-    local::jit::Kernel k = ir_kernel(nodes, out_dtype, static_cast<int>(shape.size()), linear);
-    k.index32 = args.n < (int64_t(1) << 31);
-    const Device d = runtime_device();
-    local::jit::launch(k, args, d, Stream::default_for(d));
-  });
-}
+
+ private:
+  local::jit::Kernel kernel_;
+  std::string key_;
+  local::jit::Args args_;
+  Device device_ = Device::host();
+};
 
 // The kernel of an IR node list (as jit_launch takes it), validated.
 local::jit::Kernel ir_kernel(const std::vector<std::array<int, 6>>& nodes, int out_dtype, int rank, bool linear) {
@@ -343,6 +370,25 @@ PYBIND11_MODULE(_tessera, m) {
   m.def("array_write", [](std::uint64_t id, std::uintptr_t host, int64_t elements) {
     call([&] { return tessera_array_write({id}, reinterpret_cast<const void*>(host), elements); });
   });
+  // Boxes of a block (local interior indices; per axis start, stop, step).
+  m.def("array_read_box", [](std::uint64_t id, std::vector<int64_t> start, std::vector<int64_t> stop,
+                             std::vector<int64_t> step, std::uintptr_t host, int64_t elements) {
+    call([&] {
+      return tessera_array_read_box({id}, start.data(), stop.data(), step.data(), reinterpret_cast<void*>(host),
+                                    elements);
+    });
+  });
+  m.def("array_write_box", [](std::uint64_t id, std::vector<int64_t> start, std::vector<int64_t> stop,
+                              std::vector<int64_t> step, std::uintptr_t host, int64_t elements) {
+    call([&] {
+      return tessera_array_write_box({id}, start.data(), stop.data(), step.data(), reinterpret_cast<const void*>(host),
+                                     elements);
+    });
+  });
+  m.def("array_copy_box", [](std::uint64_t dst, std::uint64_t src, std::vector<int64_t> start,
+                             std::vector<int64_t> stop, std::vector<int64_t> step) {
+    call([&] { return tessera_array_copy_box({dst}, {src}, start.data(), stop.data(), step.data()); });
+  });
 #ifdef TESSERA_PYTHON_DLPACK
   m.def("to_dlpack", &shard_capsule);
 #endif
@@ -415,7 +461,10 @@ PYBIND11_MODULE(_tessera, m) {
   });
   m.def("axis_all_reduce", &axis_all_reduce);
   m.def("fill_random", &fill_random);
-  m.def("jit_launch", &jit_launch);
+  py::class_<JitPlan>(m, "JitPlan")
+      .def(py::init<const std::vector<std::array<int, 6>>&, int, const std::vector<int64_t>&, const std::vector<int64_t>&,
+                    const std::vector<std::vector<int64_t>>&, bool>())
+      .def("launch", &JitPlan::launch);
   // The CUDA source of an IR kernel, and its NVRTC compile for sm_`arch` (no GPU needed): what
   // CI checks of the GPU path.
   m.def("jit_source", [](const std::vector<std::array<int, 6>>& nodes, int out_dtype, int rank, bool linear) {

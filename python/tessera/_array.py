@@ -91,6 +91,23 @@ class Shard:
         _tessera.array_synchronize(self._array._id)
         return _tessera.to_dlpack(self._array._id, self._halos)
 
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def get(self):
+        """A NumPy copy of the shard (CuPy's name for it): explicit, after the array's work."""
+        out = np.empty(self.shape, self.dtype)
+        if out.size:
+            halo = self._array.halo if self._halos else (0,) * len(self.shape)
+            _tessera.array_read_box(self._array._id, [-h for h in halo], [n - h for n, h in zip(self.shape, halo)],
+                                    [1] * len(self.shape), out.ctypes.data, out.size)
+        return out
+
     def __dlpack_device__(self):
         return (2, int(self._array.device.split(":")[1]) if ":" in self._array.device else 0)
 
@@ -118,12 +135,26 @@ class ndarray:
         self.split = tuple(a for _, a in order) if len(order) != 1 else order[0][1]
         if not order:
             self.split = None
+        self._views = None
         if handle is None and expr is None:
             self._allocate()
-        rt.track(self)
+        elif handle is not None:
+            rt.track(self)
+
+    @classmethod
+    def _pending(cls, like, e):
+        """A pending array holding expression e, of like's layout and device (made on every
+        operator: a copy of like's geometry, no call into the library)."""
+        a = cls.__new__(cls)
+        a._rt, a._key, a.dtype, a.device, a._layout = like._rt, like._key, e.dtype, like.device, like._layout
+        a._id, a._keep, a._expr, a._views = None, None, e, None
+        a.shape, a._lo, a._hi, a._padded, a.halo, a.split = (like.shape, like._lo, like._hi, like._padded, like.halo,
+                                                              like.split)
+        return a
 
     def _allocate(self):
         """A zero-filled shard: on the runtime's GPU by the C API, on the host as NumPy memory."""
+        self._rt.track(self)
         if self.device == "host":
             buf = np.zeros(self._padded, dtype=self.dtype)
             self._id = _tessera.array_adopt(self._layout, _dtypes.code(self.dtype), buf.ctypes.data, buf.size, HOST, 0)
@@ -201,10 +232,14 @@ class ndarray:
         return block, strides, offset
 
     def _view(self, halos):
-        """(address, shape, strides in bytes) of the shard's interior, or of all of it with halos."""
-        ptr, _, _ = _tessera.array_info(self._id)
-        shape, strides, offset = self._view_geometry(halos)
-        return ptr + offset, shape, strides
+        """(address, shape, strides in bytes) of the shard's interior, or of all of it with halos
+        (an array's memory never moves: kept after the first call)."""
+        views = self._views
+        if views is None or views[0] != self._id:
+            ptr, _, _ = _tessera.array_info(self._id)
+            inner, padded = self._view_geometry(False), self._view_geometry(True)
+            views = self._views = (self._id, (ptr + inner[2], inner[0], inner[1]), (ptr, padded[0], padded[1]))
+        return views[2] if halos else views[1]
 
     def shard(self, halos=False):
         """This rank's shard, without a copy: a NumPy array on the host; on a GPU an object with
@@ -530,7 +565,7 @@ def from_handle(rt, handle, like):
 
 def _from_expr(like, e):
     """A pending array holding expression e, of like's layout and device."""
-    return ndarray(like._rt, like._key, e.dtype, like.device, layout=like._layout, expr=e)
+    return ndarray._pending(like, e)
 
 
 def assign(dst, e):
@@ -547,21 +582,45 @@ def assign(dst, e):
     launch(dst, e)
 
 
+class Broadcast:
+    """An array read as the block of a larger one: its axes of extent 1 repeat (stride 0). An
+    operand of GPU kernels only (var/std along axes subtract a mean so)."""
+
+    def __init__(self, array, like):
+        self.array, self.dtype, self.halo, self._shape = array, array.dtype, array.halo, like._view_geometry(False)[0]
+
+    def _handle(self):
+        return self.array._handle()
+
+    def _view(self, halos):
+        address, shape, strides = self.array._view(False)
+        return address, self._shape, tuple(0 if n == 1 else s for n, s in zip(shape, strides))
+
+
+# Kernel plans by expression structure, types and geometries (bounded: cleared when full).
+_plans = {}
+
+
 def launch(dst, e):
     """One fused kernel of the runtime kernel compiler: dst's interior = e."""
     L = _expr.lower(e, dst.dtype)
     out, shape, strides = dst._view(False)
     if 0 in shape:
         return
-    # Without halos every interior is contiguous and the kernel indexes flat.
-    linear = all(not any(o.halo) for o in L.operands) and not any(dst.halo)
+    views = [a._view(False) for a in L.operands]
+    # Without halos (or broadcasting) every interior is contiguous and the kernel indexes flat.
+    linear = not any(dst.halo) and all(not any(o.halo) and not isinstance(o, Broadcast) for o in L.operands)
+    key = (dst.device, linear, tuple(L.nodes), dst.dtype, shape, strides) + tuple(
+        (a.dtype.itemsize, v[2]) for a, v in zip(L.operands, views))
+    plan = _plans.get(key)
+    if plan is None:
+        if len(_plans) >= 1024:
+            _plans.clear()
 
-    def in_elements(a, byte_strides):
-        return [x // a.dtype.itemsize for x in byte_strides]
+        def in_elements(itemsize, byte_strides):
+            return [x // itemsize for x in byte_strides]
 
-    operands = []
-    for a in L.operands:
-        address, _, byte_strides = a._view(False)
-        operands.append((address, in_elements(a, byte_strides)))
-    _tessera.jit_launch(list(L.nodes), _dtypes.code(dst.dtype), out, list(shape), in_elements(dst, strides), operands,
-                        list(L.scalars), linear)
+        plan = _plans[key] = _tessera.JitPlan(
+            list(L.nodes), _dtypes.code(dst.dtype), list(shape), in_elements(dst.dtype.itemsize, strides),
+            [in_elements(a.dtype.itemsize, v[2]) for a, v in zip(L.operands, views)], linear)
+    plan.launch(out, [v[0] for v in views], L.scalars)

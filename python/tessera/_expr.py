@@ -71,11 +71,35 @@ def _probe(x):
     return x.value if isinstance(x, Const) else np.empty(0, x.dtype)
 
 
+# NumPy 2 promotes Python scalars by their kind alone (NEP 50); NumPy 1 by their values.
+_WEAK_SCALARS = int(np.__version__.split(".")[0]) >= 2
+_result_types = {}
+
+
+def _type_key(x):
+    """What NumPy's result type depends on: an array's dtype, a scalar's type (and value where
+    NumPy 1 looks at it)."""
+    if isinstance(x, Const):
+        v = x.value
+        if _WEAK_SCALARS and (type(v) in (bool, float, complex) or (type(v) is int and -2**31 <= v < 2**31)):
+            return type(v)  # (larger ints: NumPy checks that they fit, so the value is the key)
+        return (x.dtype, v) if not _WEAK_SCALARS else x.dtype
+    return x.dtype
+
+
 def node(ufunc, args):
     """The node ufunc(*args) with NumPy's result dtype (TypeError where NumPy has no loop)."""
-    out = ufunc(*[_probe(a) for a in args])
-    dtype = np.asarray(out).dtype
-    _dtypes.dtype_of(dtype)  # a result type Tessera lacks (float16, ...) is a TypeError
+    key = (ufunc,) + tuple(_type_key(a) for a in args)
+    try:
+        dtype = _result_types.get(key)
+    except TypeError:  # an unhashable scalar value
+        key, dtype = None, None
+    if dtype is None:
+        out = ufunc(*[_probe(a) for a in args])
+        dtype = np.asarray(out).dtype
+        _dtypes.dtype_of(dtype)  # a result type Tessera lacks (float16, ...) is a TypeError
+        if key is not None and len(_result_types) < 4096:
+            _result_types[key] = dtype
     return Node(ufunc, args, dtype)
 
 
@@ -122,11 +146,16 @@ class Lowered:
         self.nodes, self.operands, self.scalars = [], [], []
 
     def add(self, op, dtype, a=-1, b=-1, c=-1, slot=-1):
-        self.nodes.append((IR[op], _dtypes.code(dtype), a, b, c, slot))
-        return len(self.nodes) - 1
+        nodes = self.nodes
+        nodes.append((IR[op], _dtypes.CODES[dtype], a, b, c, slot))  # dtype: a NumPy dtype already
+        return len(nodes) - 1
 
     def as_type(self, e, dtype):
         """Lowers e, converted to dtype (a cast node where NumPy converts it; scalars in place)."""
+        if type(e) is Leaf:
+            self.operands.append(e.array)
+            i = self.add("load", e.dtype, slot=len(self.operands) - 1)
+            return i if e.dtype == dtype else self.add("cast", np.dtype(dtype), i)
         dtype = np.dtype(dtype)
         if isinstance(e, Const):
             self.scalars.append(np.asarray(e.value).astype(dtype).tobytes())

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from . import _dtypes, _expr, _runtime, _tessera
-from ._array import HOST, block_key, check_shape, from_handle, ndarray, normalize_axis, _from_expr
+from ._array import HOST, Broadcast, block_key, check_shape, from_handle, ndarray, normalize_axis, _from_expr
 from ._errors import DtypeMismatch
 
 HANDLED = {}
@@ -315,13 +315,29 @@ def var(a, axis=None, dtype=None, ddof=0, keepdims=False):
         return sum(sq) / builtins.max(n - ddof, 0)
     work = np.dtype(dtype) if dtype is not None else (np.dtype(np.float64) if a.dtype.kind in "biu" else a.dtype)
     m = mean(a, axis=axes, dtype=work, keepdims=True)
-    if a.device != "host":
-        raise NotImplementedError("var/std along an axis of GPU arrays are not in tessera yet")
-    local_mean = m.local
     real = _dtypes.real_of(work) if work.kind == "c" else work
+    if a.device != "host":
+        return _axis_reduce_cxx(_squared_deviations(a, m, axes, work), axes, "sum", real, keepdims) / builtins.max(
+            n - ddof, 0)
+    local_mean = m.local
     dev = _axis_reduce(a, axes, lambda x: np.sum(np.abs(x - local_mean) ** 2, axis=axes, keepdims=True), "sum", real,
                        keepdims)
     return dev / builtins.max(n - ddof, 0)
+
+
+def _squared_deviations(a, m, axes, work):
+    """|a - m|^2 as one GPU kernel (pending), m (keepdims) read along `axes` as broadcast: m first
+    lies like a over the kept axes, whole along the reduced ones."""
+    _, _, split, dims, _, _ = a._key
+    key = ("block", m.shape, tuple(-1 if i in axes else g for i, g in enumerate(split)), dims, (0,) * a.ndim,
+           (0,) * a.ndim)
+    mine = ndarray(a._rt, key, m.dtype, a.device)
+    _tessera.redistribute(m._handle(), mine._id)
+    x = a._as_expr() if a.dtype == work else _expr.cast(a._as_expr(), work)
+    d = _expr.node(np.subtract, [x, _expr.Leaf(Broadcast(mine, a))])
+    if work.kind == "c":
+        d = _expr.node(np.absolute, [d])
+    return _from_expr(a, _expr.node(np.multiply, [d, d]))
 
 
 @implements(np.std)

@@ -1,13 +1,13 @@
 """Basic slicing of distributed arrays with global indices (NumPy's basic indexing: integers,
 slices with positive steps, Ellipsis). Reading a[key] makes a new distributed array: each rank
-cuts its part of the selection from its own block, the parts are adopted as the shards of a
+cuts its part of the selection from its own block into the shard of a
 layout of uneven blocks on the same grid, and one redistribute balances them. Assigning
 a[key] = value writes a scalar (or a NumPy array of the selection's shape) into the part of the
-selection each rank holds. Host arrays; GPU arrays raise for now."""
+selection each rank holds. The same on the host and on GPUs (the C API's boxes of a block)."""
 import numpy as np
 
 from . import _dtypes, _tessera
-from ._array import HOST, ndarray, _AxisError
+from ._array import DEVICE, HOST, ndarray
 
 
 def normalize(key, shape):
@@ -51,18 +51,24 @@ def first_at_or_after(lo, start, step):
 
 
 def piece(lo, hi, r):
-    """The selection's positions [k0, k1) that fall in the block [lo, hi), and the local slice."""
+    """The selection's positions [k0, k1) that fall in the block [lo, hi), and their local box
+    (start, stop, step) in the block's indices (stop within the block)."""
     start, stop, step = r
     n = count(start, stop, step)
     k0 = min(n, first_at_or_after(lo, start, step))
-    k1 = min(n, first_at_or_after(hi, start, step))
+    k1 = max(k0, min(n, first_at_or_after(hi, start, step)))
+    if k1 == k0:
+        return k0, k1, (0, 0, 1)
     first = start + k0 * step - lo
-    return k0, max(k0, k1), slice(first, first + (k1 - k0) * step, step) if k1 > k0 else slice(0, 0)
+    return k0, k1, (first, first + (k1 - k0 - 1) * step + 1, step)
+
+
+def _box(parts):
+    """The C API's box of the pieces: lists of starts, stops and steps."""
+    return [list(b) for b in zip(*(p[2] for p in parts))]
 
 
 def _check(a):
-    if a.device != "host":
-        raise NotImplementedError("slicing GPU arrays is not in tessera yet (host arrays are)")
     if a._key is None or a._key[0] != "block":
         raise NotImplementedError("slicing needs an array of a block layout (resplit it first)")
 
@@ -74,7 +80,6 @@ def get(a, key):
         raise NotImplementedError("an integer index on a split axis is not in tessera yet (slice it: a[i:i+1])")
     rt = a._rt
     parts = [piece(lo, hi, r) for lo, hi, r in zip(a._lo, a._hi, ranges)]
-    mine = np.ascontiguousarray(a.local[tuple(p[2] for p in parts)])
     out_shape = tuple(count(*r) for r in ranges)
     _, _, split, dims, _, _ = a._key
     # The pieces' boundaries along each split axis, in grid order (every rank's, gathered).
@@ -94,44 +99,51 @@ def get(a, key):
     layout = _tessera.layout_create_offsets(grid_id, list(out_shape), list(split), concat)
     key = ("slice", layout)
     rt._layouts[key] = layout
-    h = _tessera.array_adopt(layout, _dtypes.code(a.dtype), mine.ctypes.data, mine.size, HOST, 0)
-    uneven = ndarray(rt, key, a.dtype, a.device, layout=layout, handle=h, keep=mine)
-    kept = [i for i in range(a.ndim) if i not in dropped]
+    # Each rank's piece, cut from its block on the array's device; then one redistribute balances them.
+    uneven = ndarray(rt, key, a.dtype, a.device, layout=layout)
+    _tessera.array_copy_box(uneven._id, a._handle(), *_box(parts))
     balanced_key = ("block", out_shape, split, dims, (0,) * a.ndim, (0,) * a.ndim)
     out = ndarray(rt, balanced_key, a.dtype, a.device)
-    _tessera.redistribute(h, out._id)
+    _tessera.redistribute(uneven._id, out._id)
     uneven._release()
     if not dropped:
         return out
-    if len(kept) == 0:
+    kept = [i for i in range(a.ndim) if i not in dropped]
+    if not kept:
         return out.numpy().reshape(())[()]
-    # Integer indices remove their (whole, unsplit) axes: the same memory, one dimension fewer each.
+    # Integer indices remove whole, unsplit axes of extent 1: the balanced blocks of the smaller
+    # shape are the same memory, adopted without a copy.
     small_key = ("block", tuple(out_shape[i] for i in kept), tuple(split[i] for i in kept), dims, (0,) * len(kept),
                  (0,) * len(kept))
-    res = ndarray(rt, small_key, a.dtype, a.device)
-    res.local[...] = out.local.reshape(res.local.shape)
-    return res
+    address, shape, _ = out._view(False)
+    elements = int(np.prod(shape, dtype=np.int64))
+    memory = HOST if a.device == "host" else DEVICE
+    h = _tessera.array_adopt(rt.layout(small_key), _dtypes.code(a.dtype), address if elements else 0, elements,
+                             memory, 0)
+    return ndarray(rt, small_key, a.dtype, a.device, handle=h, keep=out)
 
 
 def put(a, key, value):
-    """a[key] = value for a scalar or a NumPy array of the selection's shape (every rank's own)."""
+    """a[key] = value for a scalar or a NumPy array of the selection's shape (every rank's own):
+    each rank writes the part of the selection its block holds."""
     _check(a)
     ranges, dropped = normalize(key, a.shape)
     parts = [piece(lo, hi, r) for lo, hi, r in zip(a._lo, a._hi, ranges)]
-    a._handle()
-    local = a.local[tuple(p[2] for p in parts)]
+    h = a._handle()
     if isinstance(value, ndarray):
         raise NotImplementedError("assigning a distributed array to a part of another is not in tessera yet "
                                   "(a scalar or a NumPy array of the selection's shape is)")
     v = np.asarray(value)
+    mine = tuple(p[1] - p[0] for p in parts)
     if v.ndim == 0:
         if not np.can_cast(v.dtype, a.dtype, "same_kind") and not isinstance(value, (int, float, complex, bool)):
             raise TypeError(f"cannot assign {v.dtype} values to a {a.dtype} array (casting rule 'same_kind')")
-        local[...] = v
-        return
-    full = tuple(count(*r) for r in ranges)
-    want = tuple(n for i, n in enumerate(full) if i not in dropped)
-    if v.shape != want:
-        raise ValueError(f"could not broadcast input array from shape {v.shape} into shape {want}")
-    v = v.reshape(full)
-    local[...] = v[tuple(slice(p[0], p[1]) for p in parts)]
+        values = np.full(mine, v, dtype=a.dtype)
+    else:
+        full = tuple(count(*r) for r in ranges)
+        want = tuple(n for i, n in enumerate(full) if i not in dropped)
+        if v.shape != want:
+            raise ValueError(f"could not broadcast input array from shape {v.shape} into shape {want}")
+        values = np.ascontiguousarray(v.reshape(full)[tuple(slice(p[0], p[1]) for p in parts)], dtype=a.dtype)
+    if values.size:
+        _tessera.array_write_box(h, *_box(parts), values.ctypes.data, values.size)

@@ -42,5 +42,10 @@ def values(shape, dtype, seed=0):
     return x.astype(dtype)
 
 
+def local_values(view):
+    """A shard view's values as NumPy: the view itself on the host, a copy from a GPU."""
+    return view if isinstance(view, np.ndarray) else view.get()
+
+
 def tol(dtype):
     return 1e-4 if np.dtype(dtype) in (np.float32, np.complex64) else 1e-10

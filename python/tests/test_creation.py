@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 import tessera as ts
-from conftest import DTYPES, SPLITS, values
+from conftest import DTYPES, SPLITS, local_values, values
 
 SHAPE = (17, 13, 5)  # uneven blocks at 2-4 ranks
 
@@ -40,7 +40,7 @@ def test_asarray_and_gather(dtype, split, runtime):
     else:
         assert g is None
     # This rank's block is its part of the global array.
-    np.testing.assert_array_equal(np.asarray(a.local), x[a.block])
+    np.testing.assert_array_equal(local_values(a.local), x[a.block])
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.float64, np.complex64])
@@ -94,7 +94,17 @@ def test_from_shards_without_copy(runtime):
 def test_local_views_are_the_shard(runtime):
     a = ts.zeros((12, 6), split=0, halo=1)
     inner, padded = a.local, a.shard(halos=True)
-    assert padded.shape == tuple(h - l + 2 for l, h in zip(a._lo, a._hi)) or padded.shape == a._padded
+    assert padded.shape == a._padded
+    assert inner.shape == tuple(h - l for l, h in zip(a._lo, a._hi))
+    if runtime.device != "host":
+        # The interior starts one padded row and one element into the padded shard.
+        start = padded.__cuda_array_interface__["data"][0] + (a._padded[1] + 1) * 8
+        if inner.size:
+            assert inner.__cuda_array_interface__["data"][0] == start
+        assert inner.__cuda_array_interface__["strides"] == (a._padded[1] * 8, 8)
+        assert inner.__dlpack_device__() == (2, int(runtime.device.split(":")[1]))
+        np.testing.assert_array_equal(padded.get(), 0.0)
+        return
     if inner.size:
         assert inner.ctypes.data == padded[1:, 1:].ctypes.data
     inner[...] = 7.0  # written through the view, seen by tessera
@@ -108,7 +118,7 @@ def test_halo_exchange_periodic(runtime):
     x = np.arange(16 * 4, dtype=np.float64).reshape(16, 4)
     a = ts.asarray(x, split=0, halo=(1, 0), periodic=(True, False))
     a.exchange_halos()
-    p = a.shard(halos=True)
+    p = local_values(a.shard(halos=True))
     lo, hi = a._lo[0], a._hi[0]
     if hi > lo:
         np.testing.assert_array_equal(p[0], x[(lo - 1) % 16])
@@ -117,10 +127,13 @@ def test_halo_exchange_periodic(runtime):
     h.end()
 
 
-def test_resplit_and_to():
+def test_resplit_and_to(runtime):
     x = values((10, 9), np.float64)
     a = ts.asarray(x, split=0)
     b = a.resplit(1)
     assert b.split == 1
     np.testing.assert_array_equal(b.numpy(), x)
-    assert a.to("host") is a
+    assert a.to(runtime.device) is a
+    h = a.to("host")
+    assert h.device == "host"
+    np.testing.assert_array_equal(h.numpy(), x)

@@ -136,3 +136,71 @@ void test_moves(void) {
   OK(tessera_grid_free(grid));
   OK(tessera_grid_free(line));
 }
+
+/* Boxes of a block: read, write and copy a strided box (halos included), against the values the
+ * block was written with (10 * global row + column). */
+void test_boxes(void) {
+  const int64_t shape[2] = {10, 6}, halo[2] = {1, 1}, narrow[2] = {10, 3};
+  const int split[2] = {0, -1};
+  tessera_grid line;
+  tessera_layout lay, half;
+  OK(tessera_grid_create(rt, 1, NULL, NULL, &line));
+  OK(tessera_layout_create(line, 2, shape, split, NULL, halo, NULL, &lay));
+  OK(tessera_layout_create(line, 2, narrow, split, NULL, NULL, NULL, &half));
+  int nd = 0;
+  int64_t gs[2], lo[2], hi[2], pad[2];
+  OK(tessera_layout_info(lay, &nd, gs, lo, hi, pad));
+  const int64_t rows = hi[0] - lo[0];
+  tessera_array a, b, f;
+  OK(tessera_array_create(lay, TESSERA_F64, &a));
+  OK(tessera_array_create(half, TESSERA_F64, &b));
+  OK(tessera_array_create(half, TESSERA_F32, &f));
+  double block[10 * 6], box[10 * 6];
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < 6; ++j) block[i * 6 + j] = 10.0 * (double)(lo[0] + i) + (double)j;
+  OK(tessera_array_write(a, block, rows * 6));
+  /* every other column of the block, read to the host */
+  const int64_t start[2] = {0, 1}, stop[2] = {rows, 6}, step[2] = {1, 2};
+  OK(tessera_array_read_box(a, start, stop, step, box, rows * 3));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < 3; ++j)
+      CHECK(box[i * 3 + j] == block[i * 6 + 1 + 2 * j], "read_box (%lld, %lld): %g", (long long)i, (long long)j,
+            box[i * 3 + j]);
+  /* columns 0, 2, 4 copied on the device into an array of the narrow shape */
+  const int64_t start0[2] = {0, 0};
+  OK(tessera_array_copy_box(b, a, start0, stop, step));
+  OK(tessera_array_read(b, box, rows * 3));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < 3; ++j)
+      CHECK(box[i * 3 + j] == block[i * 6 + 2 * j], "copy_box (%lld, %lld): %g", (long long)i, (long long)j,
+            box[i * 3 + j]);
+  /* -1 into the halo column left of the block and the block's column 5, then read with the halo */
+  const int64_t hstart[2] = {0, -1}, hstop[2] = {rows, 6}, hstep[2] = {1, 6};
+  double minus[2 * 10];
+  for (int i = 0; i < 20; ++i) minus[i] = -1.0;
+  OK(tessera_array_write_box(a, hstart, hstop, hstep, minus, rows * 2));
+  double wide[10 * 7];
+  const int64_t wstart[2] = {0, -1}, wstop[2] = {rows, 6}, one[2] = {1, 1};
+  OK(tessera_array_read_box(a, wstart, wstop, one, wide, rows * 7));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < 7; ++j) {
+      const double want = (j == 0 || j == 6) ? -1.0 : block[i * 6 + j - 1];
+      CHECK(wide[i * 7 + j] == want, "write_box then read_box with the halo (%lld, %lld): %g, expected %g",
+            (long long)i, (long long)j, wide[i * 7 + j], want);
+    }
+  /* bad boxes and arrays */
+  const int64_t past[2] = {0, 0}, far[2] = {rows + 2, 6};
+  CHECK(tessera_array_read_box(a, past, far, one, wide, 70) == TESSERA_ERROR_INVALID_ARGUMENT, "a box past the halo");
+  const int64_t zero_step[2] = {1, 0};
+  CHECK(tessera_array_read_box(a, past, stop, zero_step, wide, 70) == TESSERA_ERROR_INVALID_ARGUMENT, "step 0");
+  CHECK(tessera_array_read_box(a, start, stop, step, box, 0) == (rows ? TESSERA_ERROR_SHAPE_MISMATCH : TESSERA_SUCCESS),
+        "a host buffer smaller than the box");
+  CHECK(tessera_array_copy_box(f, a, start0, stop, step) == TESSERA_ERROR_DTYPE_MISMATCH, "copy_box f64 -> f32");
+  CHECK(tessera_array_copy_box(b, a, NULL, stop, step) == TESSERA_ERROR_INVALID_ARGUMENT, "a null start");
+  OK(tessera_array_free(a));
+  OK(tessera_array_free(b));
+  OK(tessera_array_free(f));
+  OK(tessera_layout_free(lay));
+  OK(tessera_layout_free(half));
+  OK(tessera_grid_free(line));
+}

@@ -68,6 +68,7 @@ int main(int argc, char** argv) {
   if (failures == 0) {
     test_arrays();
     test_moves();
+    test_boxes();
     test_fft();
     test_io();
     test_dlpack();

@@ -17,6 +17,7 @@ extern tessera_memory mem;
 
 void test_arrays(void);
 void test_moves(void);
+void test_boxes(void);
 void test_fft(void);
 void test_io(void);
 void test_dlpack(void);

@@ -168,6 +168,17 @@ tessera_status tessera_array_layout(tessera_array a, tessera_layout* out);
  * row-major host buffer. Waits for the array's stream. */
 tessera_status tessera_array_read(tessera_array a, void* host, int64_t elements);
 tessera_status tessera_array_write(tessera_array a, const void* host, int64_t elements);
+/* The same for a box of the block: the block's indices start[d], start[d] + step[d], ... below
+ * stop[d] along every axis d, step > 0; a box may reach into the halos (-halo <= start <= stop <=
+ * extent + halo). `elements` counts the box. */
+tessera_status tessera_array_read_box(tessera_array a, const int64_t* start, const int64_t* stop, const int64_t* step,
+                                      void* host, int64_t elements);
+tessera_status tessera_array_write_box(tessera_array a, const int64_t* start, const int64_t* stop,
+                                       const int64_t* step, const void* host, int64_t elements);
+/* Copies a box of src's block (as above) into dst's whole block, on their device: same dtype,
+ * device and rank; dst's block has the box's shape. Not collective. */
+tessera_status tessera_array_copy_box(tessera_array dst, tessera_array src, const int64_t* start, const int64_t* stop,
+                                      const int64_t* step);
 /* Waits for the work queued on the array's stream. */
 tessera_status tessera_array_synchronize(tessera_array a);
 
