@@ -155,6 +155,7 @@ void jit_expressions(const tessera::Device& d, tl::index_t n, int warmup, int re
   jit_line(d, "triad", tname, 4 * n * size, warmup, reps, [&] { z = a * b + c; });
   if constexpr (!tessera::is_complex_v<T>) {
     jit_line(d, "x*sin(y)+exp(x)", tname, 3 * n * size, warmup, reps, [&] { z = a * tl::sin(b) + tl::exp(a); });
+    jit_line(d, "exp(x)*y", tname, 3 * n * size, warmup, reps, [&] { z = tl::exp(a) * b; });
     jit_line(d, "10-operand", tname, 11 * n * size, warmup, reps, [&] {
       z = in[0] * in[1] + in[2] * in[3] + in[4] * in[5] + in[6] * in[7] + in[8] * in[9];
     });

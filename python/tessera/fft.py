@@ -6,6 +6,7 @@ import numpy as np
 
 from . import _dtypes, _runtime, _tessera
 from ._array import ndarray
+from ._errors import DeviceMismatch, DtypeMismatch, LayoutMismatch
 from ._functions import asarray
 
 _C2C, _R2C = 0, 1
@@ -48,11 +49,24 @@ def _plan_with_output(rt, layout, kind):
     return None
 
 
-def _result(rt, like, layout, dtype, key):
-    return ndarray(rt, key, dtype, like.device, layout=layout)
+def _result(rt, like, layout, dtype, key, out=None):
+    """The transform's result: a new array, or `out` (NumPy's out=) where it fits exactly."""
+    if out is None:
+        return ndarray(rt, key, dtype, like.device, layout=layout)
+    if not isinstance(out, ndarray):
+        raise TypeError(f"out must be a tessera.ndarray, not {type(out).__name__}")
+    if out.dtype != dtype:
+        raise DtypeMismatch(f"out is {out.dtype}, the transform gives {np.dtype(dtype)} (rank {rt.rank})")
+    if out.device != like.device:
+        raise DeviceMismatch(f"out is on {out.device}, the transform on {like.device} (rank {rt.rank})")
+    if out._layout != layout and not _tessera.layouts_equal(out._layout, layout):
+        raise LayoutMismatch(f"out (shape {out.shape}, split {out.split}) does not lie like the transform's result "
+                             f"(rank {rt.rank}): pass an earlier result of the same transform")
+    out._handle()
+    return out
 
 
-def fftn(a, s=None, axes=None, norm=None):
+def fftn(a, s=None, axes=None, norm=None, out=None):
     """The n-D discrete Fourier transform (complex result; real input is transformed as complex
     of its precision)."""
     a = asarray(a)
@@ -62,12 +76,12 @@ def fftn(a, s=None, axes=None, norm=None):
     # A 1-D transform over several ranks comes out in the four-step's transposed order unless its
     # output keeps the input's layout (natural order, what NumPy users expect).
     p, _, lout, _ = _plan(rt, x, _C2C, same_layout=x.ndim == 1)
-    out = _result(rt, x, lout, x.dtype, x._key if x.ndim == 1 else ("fft", lout))
+    out = _result(rt, x, lout, x.dtype, x._key if x.ndim == 1 else ("fft", lout), out)
     _tessera.fft_execute(p, _FORWARD, x._handle(), out._id, _norm(norm))
     return out
 
 
-def ifftn(a, s=None, axes=None, norm=None):
+def ifftn(a, s=None, axes=None, norm=None, out=None):
     a = asarray(a)
     _whole_transform(a, s, axes, "ifftn")
     x = a if a.dtype.kind == "c" else a.astype(_dtypes.complex_of(a.dtype))
@@ -78,12 +92,12 @@ def ifftn(a, s=None, axes=None, norm=None):
     else:  # a spectrum of tessera's making on another layout: a plan that keeps x's layout
         p, _, _, _ = _plan(rt, x, _C2C, same_layout=True)
         layout, key = x._layout, x._key
-    out = _result(rt, x, layout, x.dtype, key)
+    out = _result(rt, x, layout, x.dtype, key, out)
     _tessera.fft_execute(p, _BACKWARD, x._handle(), out._id, _norm(norm))
     return out
 
 
-def rfftn(a, s=None, axes=None, norm=None):
+def rfftn(a, s=None, axes=None, norm=None, out=None):
     """The n-D transform of a real array: the last axis holds n//2+1 frequencies."""
     a = asarray(a)
     _whole_transform(a, s, axes, "rfftn")
@@ -91,12 +105,12 @@ def rfftn(a, s=None, axes=None, norm=None):
         a = a.astype(np.float64)
     rt = a._rt
     p, _, lout, _ = _plan(rt, a, _R2C)
-    out = _result(rt, a, lout, _dtypes.complex_of(a.dtype), ("fft", lout))
+    out = _result(rt, a, lout, _dtypes.complex_of(a.dtype), ("fft", lout), out)
     _tessera.fft_execute(p, _FORWARD, a._handle(), out._id, _norm(norm))
     return out
 
 
-def irfftn(a, s=None, axes=None, norm=None):
+def irfftn(a, s=None, axes=None, norm=None, out=None):
     """The inverse of rfftn, for a spectrum rfftn returned (its plan knows the real shape)."""
     a = asarray(a)
     rt = a._rt
@@ -108,7 +122,7 @@ def irfftn(a, s=None, axes=None, norm=None):
     info = _tessera.layout_info(layout)
     if s is not None and tuple(s) != tuple(info["shape"]):
         raise NotImplementedError("tessera.fft.irfftn: s= other than the forward transform's shape")
-    out = _result(rt, a, layout, real, key)
+    out = _result(rt, a, layout, real, key, out)
     _tessera.fft_execute(p, _BACKWARD, a._handle(), out._id, _norm(norm))
     return out
 

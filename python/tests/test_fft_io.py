@@ -35,6 +35,27 @@ def test_r2c(shape, dtype):
     np.testing.assert_allclose(back.numpy(), x, rtol=t, atol=t)
 
 
+def test_out_reuses_a_result():
+    x = values((8, 6, 10), np.complex128)
+    a = ts.asarray(x, split=0)
+    F = ts.fft.fftn(a)
+    G = ts.fft.fftn(2 * a, out=F)
+    assert G is F
+    np.testing.assert_allclose(F.numpy(), np.fft.fftn(2 * x), atol=1e-9 * np.abs(x).sum())
+    back = ts.fft.ifftn(F)
+    assert ts.fft.ifftn(F, out=back) is back
+    np.testing.assert_allclose(back.numpy(), 2 * x, atol=1e-9)
+    with pytest.raises(ts.DtypeMismatch):
+        ts.fft.fftn(a, out=ts.zeros(F.shape, dtype=np.complex64, split=0))
+    with pytest.raises(ts.LayoutMismatch):
+        ts.fft.fftn(a, out=ts.zeros((8, 6, 12), dtype=np.complex128, split=0))
+    with pytest.raises(TypeError):
+        ts.fft.fftn(a, out=np.empty((8, 6, 10), np.complex128))
+    r = ts.asarray(x.real.copy(), split=0)
+    R = ts.fft.rfftn(r)
+    assert ts.fft.irfftn(R, out=r) is r
+
+
 def test_fft_of_real_and_1d():
     x = values((24,), np.float64)
     np.testing.assert_allclose(ts.fft.fft(ts.asarray(x, split=0)).numpy(), np.fft.fft(x), atol=1e-9)
