@@ -11,16 +11,6 @@ namespace {
 template <class T> constexpr bool is_ordered_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
 template <class T> constexpr bool sortable_v = is_ordered_v<T> || std::is_floating_point_v<T>;
 
-/// A new handle for `a` (made on `like`'s device, ordered after `like`'s stream).
-template <class T, int R>
-tessera_array wrap(distributed::Array<T, R> a, const ArrayBase& like) {
-  auto obj = std::make_shared<ArrayT<T, R>>();
-  obj->a = std::move(a);
-  obj->dtype = dtype_of_value(dtype_v<T>), obj->ndim = R, obj->device = like.device;
-  obj->memory = like.device.is_cuda() ? TESSERA_MEMORY_DEVICE : TESSERA_MEMORY_HOST;
-  return tessera_array{put(Kind::array, obj)};
-}
-
 int checked_axis(int axis, int ndim) {
   if (axis < -ndim || axis >= ndim)
     throw InvalidArgument("axis " + std::to_string(axis) + " is out of bounds for an array of dimension " +

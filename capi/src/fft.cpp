@@ -12,6 +12,7 @@ struct PlanBase : Object {
   int ndim = 0;
   virtual void layouts(tessera_layout* in, tessera_layout* out) const = 0;
   virtual void execute(bool forward, ArrayBase& in, ArrayBase& out, fft::Norm norm) const = 0;
+  virtual tessera_array execute_new(bool forward, ArrayBase& in, fft::Norm norm) const = 0;
 };
 
 tessera_dtype complex_of(tessera_dtype t) {
@@ -36,19 +37,37 @@ struct PlanT : PlanBase {
     if (out) out->id = put(Kind::layout, std::make_shared<LayoutObj>(output_layout()));
   }
 
-  void execute(bool forward, ArrayBase& in, ArrayBase& out, fft::Norm norm) const override {
+  // The arrays' dtypes, ranks and device against the plan's (out: null for a new result).
+  void check_arrays(bool forward, const ArrayBase& in, const ArrayBase* out) const {
     const tessera_dtype want_in = forward ? dtype : complex_of(dtype), want_out = forward ? complex_of(dtype) : dtype;
     const char* dir = forward ? "forward" : "backward";
-    if (in.dtype != want_in || out.dtype != want_out)
+    if (in.dtype != want_in || (out && out->dtype != want_out))
       throw DtypeMismatch(std::string(dir) + ": arrays " + dtype_name(in.dtype) + " -> " +
-                          dtype_name(out.dtype) + ", the plan takes " + dtype_name(want_in) + " -> " +
+                          dtype_name(out ? out->dtype : want_out) + ", the plan takes " + dtype_name(want_in) + " -> " +
                           dtype_name(want_out));
-    if (in.ndim != R || out.ndim != R)
-      throw ShapeMismatch(std::to_string(R) + "-D plan, arrays " + std::to_string(in.ndim) +
-                          "-D and " + std::to_string(out.ndim) + "-D");
-    if (in.device != plan->device() || out.device != plan->device())
-      throw DeviceMismatch("plan on " + plan->device().str() + ", arrays on " +
-                           in.device.str() + " and " + out.device.str());
+    if (in.ndim != R || (out && out->ndim != R))
+      throw ShapeMismatch(std::to_string(R) + "-D plan, arrays " + std::to_string(in.ndim) + "-D and " +
+                          std::to_string(out ? out->ndim : R) + "-D");
+    if (in.device != plan->device() || (out && out->device != plan->device()))
+      throw DeviceMismatch("plan on " + plan->device().str() + ", arrays on " + in.device.str() + " and " +
+                           (out ? out->device : in.device).str());
+  }
+
+  tessera_array execute_new(bool forward, ArrayBase& in, fft::Norm norm) const override {
+    check_arrays(forward, in, nullptr);
+    before(in);
+    if (forward) {
+      const auto& x = typed<In, R>(in);
+      check_layout(x.layout(), plan->input_layout(), "in");
+      return wrap(plan->forward(x, norm), in);
+    }
+    const auto& y = typed<Out, R>(in);
+    check_layout(y.layout(), output_layout(), "in");
+    return wrap(plan->backward(y, norm), in);
+  }
+
+  void execute(bool forward, ArrayBase& in, ArrayBase& out, fft::Norm norm) const override {
+    check_arrays(forward, in, &out);
     if (&in == &out && (real_input || !plan->input_layout().same_blocks(output_layout())))
       throw InvalidArgument("in place needs a C2C plan whose output layout is its input "
                             "layout (same_layout_output = 1, or one rank)");
@@ -144,6 +163,19 @@ tessera_status tessera_fft_execute(tessera_fft_plan p, tessera_fft_direction dir
       throw InvalidArgument("direction " + std::to_string(static_cast<int>(direction)) +
                             " is neither TESSERA_FFT_FORWARD nor TESSERA_FFT_BACKWARD");
     plan->execute(direction == TESSERA_FFT_FORWARD, *x, *y, to_norm(norm));
+  });
+}
+
+tessera_status tessera_fft_execute_new(tessera_fft_plan p, tessera_fft_direction direction, tessera_array in,
+                                       tessera_fft_norm norm, tessera_array* out) {
+  return guard("tessera_fft_execute_new", [&] {
+    need(out, "out");
+    auto plan = get<PlanBase>(Kind::plan, p.id, "plan");
+    auto x = get_array(in, "in");
+    if (direction != TESSERA_FFT_FORWARD && direction != TESSERA_FFT_BACKWARD)
+      throw InvalidArgument("direction " + std::to_string(static_cast<int>(direction)) +
+                            " is neither TESSERA_FFT_FORWARD nor TESSERA_FFT_BACKWARD");
+    *out = plan->execute_new(direction == TESSERA_FFT_FORWARD, *x, to_norm(norm));
   });
 }
 

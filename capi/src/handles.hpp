@@ -140,6 +140,16 @@ const Stream& tessera_stream(const ArrayBase& a);
 void before(const ArrayBase& a);
 void after(const ArrayBase& a);
 
+/// A new handle for `a`, an array an operation made on `like`'s device (on Tessera's stream).
+template <class T, int R>
+tessera_array wrap(distributed::Array<T, R> a, const ArrayBase& like) {
+  auto obj = std::make_shared<ArrayT<T, R>>();
+  obj->a = std::move(a);
+  obj->dtype = dtype_of_value(dtype_v<T>), obj->ndim = R, obj->device = like.device;
+  obj->memory = like.device.is_cuda() ? TESSERA_MEMORY_DEVICE : TESSERA_MEMORY_HOST;
+  return tessera_array{put(Kind::array, obj)};
+}
+
 /// Checks that two arrays have the same dtype (DtypeMismatch) and device (DeviceMismatch).
 void check_same_kind(const ArrayBase& a, const ArrayBase& b, const char* op);
 }  // namespace tessera::capi

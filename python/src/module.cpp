@@ -340,6 +340,18 @@ PYBIND11_MODULE(_tessera, m) {
     guarded("array_stream", [&] { s = reinterpret_cast<std::uintptr_t>(tessera_stream(*get_array({id}, "a")).native()); });
     return s;
   });
+  // Arrays over a caller's memory and stream (from_shards): Tessera's stream waits for theirs
+  // before a kernel reads or writes them, theirs for Tessera's after (as the C API's calls do).
+  m.def("streams_before", [](const std::vector<std::uint64_t>& ids) {
+    guarded("streams_before", [&] {
+      for (auto id : ids) before(*get_array({id}, "a"));
+    });
+  });
+  m.def("streams_after", [](const std::vector<std::uint64_t>& ids) {
+    guarded("streams_after", [&] {
+      for (auto id : ids) after(*get_array({id}, "a"));
+    });
+  });
   m.def("array_synchronize", [](std::uint64_t id) { call([&] { return tessera_array_synchronize({id}); }); });
   m.def("halo_exchange", [](std::uint64_t id) { call([&] { return tessera_halo_exchange({id}); }); });
   m.def("halo_exchange_begin", [](std::uint64_t id) {
@@ -501,6 +513,15 @@ PYBIND11_MODULE(_tessera, m) {
       return tessera_fft_execute({plan}, static_cast<tessera_fft_direction>(direction), {in}, {out},
                                  static_cast<tessera_fft_norm>(norm));
     });
+  });
+
+  m.def("fft_execute_new", [](std::uint64_t plan, int direction, std::uint64_t in, int norm) {
+    tessera_array out{};
+    call([&] {
+      return tessera_fft_execute_new({plan}, static_cast<tessera_fft_direction>(direction), {in},
+                                     static_cast<tessera_fft_norm>(norm), &out);
+    });
+    return out.id;
   });
 
   // Files.

@@ -135,7 +135,7 @@ class ndarray:
         self.split = tuple(a for _, a in order) if len(order) != 1 else order[0][1]
         if not order:
             self.split = None
-        self._views = None
+        self._views, self._foreign = None, False  # _foreign: over a caller's memory and stream (from_shards)
         if handle is None and expr is None:
             self._allocate()
         elif handle is not None:
@@ -147,7 +147,7 @@ class ndarray:
         operator: a copy of like's geometry, no call into the library)."""
         a = cls.__new__(cls)
         a._rt, a._key, a.dtype, a.device, a._layout = like._rt, like._key, e.dtype, like.device, like._layout
-        a._id, a._keep, a._expr, a._views = None, None, e, None
+        a._id, a._keep, a._expr, a._views, a._foreign = None, None, e, None, False
         a.shape, a._lo, a._hi, a._padded, a.halo, a.split = (like.shape, like._lo, like._hi, like._padded, like.halo,
                                                               like.split)
         return a
@@ -592,6 +592,14 @@ class Broadcast:
     def _handle(self):
         return self.array._handle()
 
+    @property
+    def _id(self):
+        return self.array._id
+
+    @property
+    def _foreign(self):
+        return self.array._foreign
+
     def _view(self, halos):
         address, shape, strides = self.array._view(False)
         return address, self._shape, tuple(0 if n == 1 else s for n, s in zip(shape, strides))
@@ -623,4 +631,10 @@ def launch(dst, e):
         plan = _plans[key] = _tessera.JitPlan(
             list(L.nodes), _dtypes.code(dst.dtype), list(shape), in_elements(dst.dtype.itemsize, strides),
             [in_elements(a.dtype.itemsize, v[2]) for a, v in zip(L.operands, views)], linear)
+    foreign = [a._id for a in L.operands if a._foreign]
+    if dst._foreign or foreign:
+        _tessera.streams_before(foreign + [dst._id] * dst._foreign)
+        plan.launch(out, [v[0] for v in views], L.scalars)
+        _tessera.streams_after([dst._id] * dst._foreign + foreign)
+        return
     plan.launch(out, [v[0] for v in views], L.scalars)

@@ -144,6 +144,7 @@ class Lowered:
 
     def __init__(self):
         self.nodes, self.operands, self.scalars = [], [], []
+        self._done = {}  # id of an array or node already lowered -> its node (each loads or computes once)
 
     def add(self, op, dtype, a=-1, b=-1, c=-1, slot=-1):
         nodes = self.nodes
@@ -153,8 +154,7 @@ class Lowered:
     def as_type(self, e, dtype):
         """Lowers e, converted to dtype (a cast node where NumPy converts it; scalars in place)."""
         if type(e) is Leaf:
-            self.operands.append(e.array)
-            i = self.add("load", e.dtype, slot=len(self.operands) - 1)
+            i = self.load(e)
             return i if e.dtype == dtype else self.add("cast", np.dtype(dtype), i)
         dtype = np.dtype(dtype)
         if isinstance(e, Const):
@@ -163,12 +163,25 @@ class Lowered:
         i = self.lower(e)
         return i if e.dtype == dtype else self.add("cast", dtype, i)
 
+    def load(self, e):
+        """The load of leaf e's array: one operand however often the expression reads it."""
+        i = self._done.get(id(e.array))
+        if i is None:
+            self.operands.append(e.array)
+            i = self._done[id(e.array)] = self.add("load", e.dtype, slot=len(self.operands) - 1)
+        return i
+
     def lower(self, e):
         if isinstance(e, Leaf):
-            self.operands.append(e.array)
-            return self.add("load", e.dtype, slot=len(self.operands) - 1)
+            return self.load(e)
         if isinstance(e, Const):
             return self.as_type(e, e.dtype)
+        i = self._done.get(id(e))
+        if i is None:
+            i = self._done[id(e)] = self.lower_node(e)
+        return i
+
+    def lower_node(self, e):
         if isinstance(e, Where):
             c = self.as_type(e.args[0], np.bool_)
             return self.add("where", e.dtype, c, self.as_type(e.args[1], e.dtype), self.as_type(e.args[2], e.dtype))

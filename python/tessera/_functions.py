@@ -169,7 +169,9 @@ def from_shards(local, split=0):
         rt._layouts[key] = _tessera.layout_create_offsets(rt.grid((rt.size,)), list(gshape), split_list, concat)
     mem = 1 if on_gpu else HOST
     h = _tessera.array_adopt(rt._layouts[key], _dtypes.code(dtype), ptr, int(np.prod(shape)), mem, stream)
-    return ndarray(rt, key, dtype, rt.device if on_gpu else "host", layout=rt._layouts[key], handle=h, keep=local)
+    out = ndarray(rt, key, dtype, rt.device if on_gpu else "host", layout=rt._layouts[key], handle=h, keep=local)
+    out._foreign = on_gpu  # the caller's stream orders its kernels too
+    return out
 
 
 # ---- reductions ----

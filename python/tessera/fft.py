@@ -49,10 +49,12 @@ def _plan_with_output(rt, layout, kind):
     return None
 
 
-def _result(rt, like, layout, dtype, key, out=None):
-    """The transform's result: a new array, or `out` (NumPy's out=) where it fits exactly."""
+def _transform(rt, p, direction, x, norm, like, layout, dtype, key, out=None):
+    """Runs plan p on x: into a new array (the plan's own result, no copy), or into `out`
+    (NumPy's out=, where it fits exactly; one copy more)."""
     if out is None:
-        return ndarray(rt, key, dtype, like.device, layout=layout)
+        h = _tessera.fft_execute_new(p, direction, x._handle(), _norm(norm))
+        return ndarray(rt, key, dtype, like.device, layout=layout, handle=h)
     if not isinstance(out, ndarray):
         raise TypeError(f"out must be a tessera.ndarray, not {type(out).__name__}")
     if out.dtype != dtype:
@@ -62,7 +64,7 @@ def _result(rt, like, layout, dtype, key, out=None):
     if out._layout != layout and not _tessera.layouts_equal(out._layout, layout):
         raise LayoutMismatch(f"out (shape {out.shape}, split {out.split}) does not lie like the transform's result "
                              f"(rank {rt.rank}): pass an earlier result of the same transform")
-    out._handle()
+    _tessera.fft_execute(p, direction, x._handle(), out._handle(), _norm(norm))
     return out
 
 
@@ -76,9 +78,7 @@ def fftn(a, s=None, axes=None, norm=None, out=None):
     # A 1-D transform over several ranks comes out in the four-step's transposed order unless its
     # output keeps the input's layout (natural order, what NumPy users expect).
     p, _, lout, _ = _plan(rt, x, _C2C, same_layout=x.ndim == 1)
-    out = _result(rt, x, lout, x.dtype, x._key if x.ndim == 1 else ("fft", lout), out)
-    _tessera.fft_execute(p, _FORWARD, x._handle(), out._id, _norm(norm))
-    return out
+    return _transform(rt, p, _FORWARD, x, norm, x, lout, x.dtype, x._key if x.ndim == 1 else ("fft", lout), out)
 
 
 def ifftn(a, s=None, axes=None, norm=None, out=None):
@@ -92,9 +92,7 @@ def ifftn(a, s=None, axes=None, norm=None, out=None):
     else:  # a spectrum of tessera's making on another layout: a plan that keeps x's layout
         p, _, _, _ = _plan(rt, x, _C2C, same_layout=True)
         layout, key = x._layout, x._key
-    out = _result(rt, x, layout, x.dtype, key, out)
-    _tessera.fft_execute(p, _BACKWARD, x._handle(), out._id, _norm(norm))
-    return out
+    return _transform(rt, p, _BACKWARD, x, norm, x, layout, x.dtype, key, out)
 
 
 def rfftn(a, s=None, axes=None, norm=None, out=None):
@@ -105,9 +103,7 @@ def rfftn(a, s=None, axes=None, norm=None, out=None):
         a = a.astype(np.float64)
     rt = a._rt
     p, _, lout, _ = _plan(rt, a, _R2C)
-    out = _result(rt, a, lout, _dtypes.complex_of(a.dtype), ("fft", lout), out)
-    _tessera.fft_execute(p, _FORWARD, a._handle(), out._id, _norm(norm))
-    return out
+    return _transform(rt, p, _FORWARD, a, norm, a, lout, _dtypes.complex_of(a.dtype), ("fft", lout), out)
 
 
 def irfftn(a, s=None, axes=None, norm=None, out=None):
@@ -122,9 +118,7 @@ def irfftn(a, s=None, axes=None, norm=None, out=None):
     info = _tessera.layout_info(layout)
     if s is not None and tuple(s) != tuple(info["shape"]):
         raise NotImplementedError("tessera.fft.irfftn: s= other than the forward transform's shape")
-    out = _result(rt, a, layout, real, key, out)
-    _tessera.fft_execute(p, _BACKWARD, a._handle(), out._id, _norm(norm))
-    return out
+    return _transform(rt, p, _BACKWARD, a, norm, a, layout, real, key, out)
 
 
 def fft(a, n=None, axis=-1, norm=None):

@@ -160,6 +160,18 @@ static void r2c(int ndim, int pencil) {
   check_spectrum(y, shape, 1, 1 / sqrt(N), 1e-10 * N, pencil ? "R2C pencil" : "R2C");
   OK(tessera_fft_execute(p, TESSERA_FFT_BACKWARD, y, back, TESSERA_NORM_ORTHO));
   check_input(back, 1, 1, 1e-12, pencil ? "C2R pencil" : "C2R");
+  /* the same into new arrays */
+  tessera_array y2 = {0}, back2 = {0};
+  OK(tessera_fft_execute_new(p, TESSERA_FFT_FORWARD, x, TESSERA_NORM_ORTHO, &y2));
+  check_spectrum(y2, shape, 1, 1 / sqrt(N), 1e-10 * N, pencil ? "R2C pencil, new array" : "R2C, new array");
+  OK(tessera_fft_execute_new(p, TESSERA_FFT_BACKWARD, y2, TESSERA_NORM_ORTHO, &back2));
+  check_input(back2, 1, 1, 1e-12, pencil ? "C2R pencil, new array" : "C2R, new array");
+  CHECK(tessera_fft_execute_new(p, TESSERA_FFT_FORWARD, y2, TESSERA_NORM_ORTHO, &back) == TESSERA_ERROR_DTYPE_MISMATCH,
+        "execute_new forward of a complex array");
+  CHECK(tessera_fft_execute_new(p, TESSERA_FFT_FORWARD, x, TESSERA_NORM_ORTHO, NULL) == TESSERA_ERROR_INVALID_ARGUMENT,
+        "execute_new without out");
+  OK(tessera_array_free(y2));
+  OK(tessera_array_free(back2));
   OK(tessera_array_free(x));
   OK(tessera_array_free(y));
   OK(tessera_array_free(back));

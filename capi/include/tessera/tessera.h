@@ -246,6 +246,10 @@ tessera_status tessera_fft_plan_layouts(tessera_fft_plan plan, tessera_layout* i
  * output layout with the complex dtype; backward the reverse. norm as numpy's norm=. */
 tessera_status tessera_fft_execute(tessera_fft_plan plan, tessera_fft_direction direction, tessera_array in,
                                    tessera_array out, tessera_fft_norm norm);
+/* The same into a new array (*out; free it with tessera_array_free): the plan's output layout
+ * forward, its input layout backward. Saves execute's copy into the caller's array. */
+tessera_status tessera_fft_execute_new(tessera_fft_plan plan, tessera_fft_direction direction, tessera_array in,
+                                       tessera_fft_norm norm, tessera_array* out);
 
 /* ---- Files (collective) ---- */
 /* One .npy file of the interior, which numpy.load reads; load fills an existing array (dtype and
