@@ -65,7 +65,7 @@ def fused(rt, n):
                   "z = a * sin(b) + exp(a)", 3)]
         for name, ours, body, nbytes in cases:
             k = cp.ElementwiseKernel("T a, T b, T c", "T z", body)
-            t, tc = alternate(rt, [ours, lambda: k(ca, cb, cc, cz)])
+            t, tc = alternate(rt, [ours, lambda: k(ca, cb, cc, cz)], rounds=15)
             gb = nbytes * n * np.dtype(dt).itemsize / 1e9
             print(f"py fused:{name} {np.dtype(dt).name} tessera {gb / t:.1f} cupy-ElementwiseKernel {gb / tc:.1f} "
                   f"ratio {tc / t:.3f}", flush=True)

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """The Python package beside the C++ library and CuPy on one GPU, in one run: runs bench_local
-(2^N, --jit), bench_fft (c2c single, F^3), bench_algorithms (matmul M^3, sort 2^N) and
+(2^N, --jit), bench_distributed (sum of 2^N f32 to a host scalar, as Python's), bench_fft (c2c
+single, F^3), bench_algorithms (matmul M^3, sort 2^N) and
 bench_python.py, then prints one table: each Python figure, the same figure from C++ and the
 ratio Python / C++ (target: >= 0.98), and bench_python's CuPy ratios (target: >= 1.0).
 
@@ -38,6 +39,7 @@ def main():
                    "--jit")
     fft = mpirun(f"{apps}/bench_fft", "--nx", str(o.fft), "--ny", str(o.fft), "--nz", str(o.fft), "--type", "c2c",
                  "--precision", "single")
+    dist = mpirun(f"{apps}/bench_distributed", "--tests", "sum", "--n", str(1 << o.log2))
     algos = mpirun(f"{apps}/bench_algorithms", "--what", "matmul,sort", "--n", str(o.matmul), "--log2", str(o.log2))
     env = dict(os.environ, PYTHONPATH=os.path.join(o.build, "python"))
     py = run(["mpirun", "--oversubscribe", "-np", "1", sys.executable, os.path.join(HERE, "bench_python.py"),
@@ -48,11 +50,14 @@ def main():
         f = line.split()
         if len(f) >= 9 and f[0].startswith("cuda") and f[1] in ("f32", "f64"):
             t = "float32" if f[1] == "f32" else "float64"
-            cxx[("sum", t)] = float(f[6])
+            cxx[("sum-on-device", t)] = float(f[6])  # no host scalar: an upper bound
         m = re.match(r"jit (\S+)\s+(f32|f64)\s+nvcc_GB/s\s+(\S+)\s+jit_GB/s\s+(\S+)", line)
         if m:
             t = "float32" if m.group(2) == "f32" else "float64"
             cxx[("jit:" + m.group(1), t)] = max(float(m.group(3)), float(m.group(4)))
+    m = re.search(r"sum\s+f32 1 x (\d+): ([\d.]+) ms", dist)
+    if m:  # td::sum: the same distributed sum to a host scalar as Python's
+        cxx[("sum", "float32")] = 4 * int(m.group(1)) / float(m.group(2)) / 1e6
     m = re.search(r"forward ([\d.]+) ms", fft)
     if m:
         cxx[("fft", "complex64")] = float(m.group(1))
@@ -78,6 +83,10 @@ def main():
         elif f[1] in ("sum", "matmul", "sort"):
             t = {"f32": "float32", "f64": "float64"}[f[2]]
             c = cxx.get((f[1], t))
+            if f[1] == "sum":
+                c_dev = cxx.get(("sum-on-device", t))
+                print(f"{'sum ' + t + ' GB/s (c++ on device)':<30} {float(f[3]):>10.3f} "
+                      f"{c_dev if c_dev else float('nan'):>10.3f} {float(f[3]) / c_dev if c_dev else float('nan'):>7.3f}")
             ours = float(f[3])
             print(f"{f[1] + ' ' + t + ' ' + f[4]:<30} {ours:>10.3f} {c if c else float('nan'):>10.3f} "
                   f"{ours / c if c else float('nan'):>7.3f}")

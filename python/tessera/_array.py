@@ -415,7 +415,7 @@ class ndarray:
         o = self._operand(value)
         if o is None:
             raise TypeError(f"cannot assign {type(value).__name__} to a tessera.ndarray")
-        if not np.can_cast(o.dtype, self.dtype, "same_kind") and not isinstance(o, _expr.Const):
+        if not isinstance(o, _expr.Const) and not _can_cast(o.dtype, self.dtype):
             raise TypeError(f"cannot assign {o.dtype} values to a {self.dtype} array (casting rule 'same_kind')")
         self._handle()
         assign(self, o)
@@ -568,18 +568,29 @@ def _from_expr(like, e):
     return ndarray._pending(like, e)
 
 
+_casts = {}
+
+
+def _can_cast(a, b):
+    """np.can_cast(a, b, 'same_kind'), remembered (it is asked on every assignment)."""
+    r = _casts.get((a, b))
+    if r is None:
+        r = _casts[(a, b)] = bool(np.can_cast(a, b, "same_kind"))
+    return r
+
+
 def assign(dst, e):
     """Evaluates expression e into dst's interior (dst is materialized)."""
     if isinstance(e, _expr.Const):
         e = _expr.cast(e, dst.dtype)
-    for leaf in _expr.leaves(e):
-        leaf._handle()
     if dst.device == "host":
+        for leaf in _expr.leaves(e):
+            leaf._handle()
         view = dst.shard()
         result = _expr.evaluate_host(e, lambda a: a.shard())
         view[...] = result
         return
-    launch(dst, e)
+    launch(dst, e)  # (it checks that the operands are alive)
 
 
 class Broadcast:
@@ -609,32 +620,42 @@ class Broadcast:
 _plans = {}
 
 
+def _in_elements(itemsize, byte_strides):
+    return [x // itemsize for x in byte_strides]
+
+
 def launch(dst, e):
-    """One fused kernel of the runtime kernel compiler: dst's interior = e."""
+    """One fused kernel of the runtime kernel compiler: dst's interior = e. The per-call path of
+    small expressions: lowering, one dict lookup, one launch."""
     L = _expr.lower(e, dst.dtype)
     out, shape, strides = dst._view(False)
     if 0 in shape:
         return
-    views = [a._view(False) for a in L.operands]
+    operands = L.operands
+    views, geometry, foreign = [], [], []
     # Without halos (or broadcasting) every interior is contiguous and the kernel indexes flat.
-    linear = not any(dst.halo) and all(not any(o.halo) and not isinstance(o, Broadcast) for o in L.operands)
-    key = (dst.device, linear, tuple(L.nodes), dst.dtype, shape, strides) + tuple(
-        (a.dtype.itemsize, v[2]) for a, v in zip(L.operands, views))
+    linear = not any(dst.halo)
+    for a in operands:
+        if a._id is None:
+            a._handle()  # a freed array raises
+        v = a._view(False)
+        views.append(v[0])
+        geometry.append(v[2])
+        if linear and (any(a.halo) or type(a) is Broadcast):
+            linear = False
+        if a._foreign:
+            foreign.append(a._id)
+    key = (dst.device, linear, L.signature(), dst.dtype, shape, strides, tuple(geometry))
     plan = _plans.get(key)
     if plan is None:
         if len(_plans) >= 1024:
             _plans.clear()
-
-        def in_elements(itemsize, byte_strides):
-            return [x // itemsize for x in byte_strides]
-
         plan = _plans[key] = _tessera.JitPlan(
-            list(L.nodes), _dtypes.code(dst.dtype), list(shape), in_elements(dst.dtype.itemsize, strides),
-            [in_elements(a.dtype.itemsize, v[2]) for a, v in zip(L.operands, views)], linear)
-    foreign = [a._id for a in L.operands if a._foreign]
+            L.nodes, _dtypes.code(dst.dtype), list(shape), _in_elements(dst.dtype.itemsize, strides),
+            [_in_elements(a.dtype.itemsize, g) for a, g in zip(operands, geometry)], linear)
     if dst._foreign or foreign:
         _tessera.streams_before(foreign + [dst._id] * dst._foreign)
-        plan.launch(out, [v[0] for v in views], L.scalars)
+        plan.launch(out, views, L.scalars)
         _tessera.streams_after([dst._id] * dst._foreign + foreign)
         return
-    plan.launch(out, [v[0] for v in views], L.scalars)
+    plan.launch(out, views, L.scalars)

@@ -209,6 +209,12 @@ class Lowered:
         return e.dtype
 
 
+    def signature(self):
+        """The structure and types of the lowered kernel, hashable (the operands' dtypes are in
+        their load nodes; strides are the caller's part of a plan's key)."""
+        return tuple(self.nodes)
+
+
 def lower(e, out_dtype):
     """The IR of `out = e` (e converted to out_dtype)."""
     L = Lowered()
