@@ -166,52 +166,49 @@ class JitPlan {
           const std::vector<int64_t>& out_strides, const std::vector<std::vector<int64_t>>& operand_strides,
           bool linear) {
     guarded("jit_plan", [&] {
-      if (shape.size() > args_.shape.size()) throw InvalidArgument("expression of rank " + std::to_string(shape.size()));
-      kernel_ = ir_kernel(nodes, out_dtype, static_cast<int>(shape.size()), linear);
-      args_.n = 1;
-      for (std::size_t d = 0; d < shape.size(); ++d)
-        args_.n *= shape[d], args_.shape[d] = shape[d], args_.out_strides[d] = out_strides[d];
-      kernel_.index32 = args_.n < (int64_t(1) << 31);
+      local::jit::Args g;
+      if (shape.size() > g.shape.size()) throw InvalidArgument("expression of rank " + std::to_string(shape.size()));
+      local::jit::Kernel k = ir_kernel(nodes, out_dtype, static_cast<int>(shape.size()), linear);
+      g.n = 1;
+      for (std::size_t d = 0; d < shape.size(); ++d) g.n *= shape[d], g.shape[d] = shape[d], g.out_strides[d] = out_strides[d];
+      k.index32 = g.n < (int64_t(1) << 31);
       for (const auto& strides : operand_strides) {
         local::jit::Operand o;
         for (std::size_t d = 0; d < strides.size() && d < o.strides.size(); ++d) o.strides[d] = strides[d];
-        args_.operands.push_back(o);
+        g.operands.push_back(o);
       }
-      key_ = kernel_.key();
-      device_ = runtime_device();
-      // Compiled (or found in the caches) now, with the GIL released: no element is touched.
-      local::jit::Args none = args_;
-      none.n = 0;
-      local::jit::launch(kernel_, key_, none, device_, Stream::default_for(device_));
+      // Compiled (or found in the caches) now, with the GIL released.
+      prepared_ = std::make_unique<local::jit::Prepared>(k, g, runtime_device());
+      ptrs_.resize(g.operands.size());
+      scalars_.resize(static_cast<std::size_t>(k.scalars()));
     });
   }
 
-  void launch(std::uintptr_t out, const std::vector<std::uintptr_t>& operands, const std::vector<py::bytes>& scalars) {
-    if (operands.size() != args_.operands.size())
-      throw InvalidArgument("jit plan of " + std::to_string(args_.operands.size()) + " operands launched with " +
-                            std::to_string(operands.size()));
-    args_.out = reinterpret_cast<void*>(out);
-    for (std::size_t i = 0; i < operands.size(); ++i) args_.operands[i].ptr = reinterpret_cast<const void*>(operands[i]);
-    args_.scalars.resize(scalars.size());
-    for (std::size_t i = 0; i < scalars.size(); ++i) {
+  // out: an address; operands: a list of addresses; scalars: a list of bytes (each its node's type).
+  void launch(std::uintptr_t out, const py::list& operands, const py::list& scalars) {
+    const std::size_t m = std::min<std::size_t>(py::len(operands), ptrs_.size());
+    for (std::size_t i = 0; i < m; ++i) ptrs_[i] = PyLong_AsVoidPtr(PyList_GET_ITEM(operands.ptr(), i));
+    const std::size_t c = std::min<std::size_t>(py::len(scalars), scalars_.size());
+    for (std::size_t i = 0; i < c; ++i) {
       char* data = nullptr;
       Py_ssize_t size = 0;
-      PyBytes_AsStringAndSize(scalars[i].ptr(), &data, &size);
-      args_.scalars[i] = {};
-      std::memcpy(args_.scalars[i].data(), data, std::min<std::size_t>(size, 16));
+      if (PyBytes_AsStringAndSize(PyList_GET_ITEM(scalars.ptr(), i), &data, &size) != 0) throw py::error_already_set();
+      scalars_[i] = {};
+      std::memcpy(scalars_[i].data(), data, std::min<std::size_t>(static_cast<std::size_t>(size), 16));
     }
+    if (PyErr_Occurred()) throw py::error_already_set();
     // Launching is asynchronous and short: the GIL stays held (releasing it costs more).
-    tessera_status st = guard("jit_launch", [&] {
-      local::jit::launch(kernel_, key_, args_, device_, Stream::default_for(device_));
+    const tessera_status st = guard("jit_launch", [&] {
+      prepared_->launch(reinterpret_cast<void*>(out), ptrs_.data(), py::len(operands), scalars_.data(), py::len(scalars),
+                        Stream::default_for(prepared_->device()));
     });
     if (st != TESSERA_SUCCESS) raise_status(st);
   }
 
  private:
-  local::jit::Kernel kernel_;
-  std::string key_;
-  local::jit::Args args_;
-  Device device_ = Device::host();
+  std::unique_ptr<local::jit::Prepared> prepared_;
+  std::vector<const void*> ptrs_;
+  std::vector<std::array<unsigned char, 16>> scalars_;
 };
 
 // The kernel of an IR node list (as jit_launch takes it), validated.

@@ -53,10 +53,12 @@ class Const:
 
 
 class Node:
-    __slots__ = ("ufunc", "args", "dtype")
+    """ufunc(*args) of NumPy's result dtype; op and operand: its IR operation and the type it
+    computes in (see Lowered.operand_type; None until first lowered)."""
+    __slots__ = ("ufunc", "args", "dtype", "op", "operand")
 
-    def __init__(self, ufunc, args, dtype):
-        self.ufunc, self.args, self.dtype = ufunc, args, dtype
+    def __init__(self, ufunc, args, dtype, op=None, operand=None):
+        self.ufunc, self.args, self.dtype, self.op, self.operand = ufunc, args, dtype, op, operand
 
 
 class Where:
@@ -79,28 +81,30 @@ _result_types = {}
 def _type_key(x):
     """What NumPy's result type depends on: an array's dtype, a scalar's type (and value where
     NumPy 1 looks at it)."""
-    if isinstance(x, Const):
-        v = x.value
-        if _WEAK_SCALARS and (type(v) in (bool, float, complex) or (type(v) is int and -2**31 <= v < 2**31)):
-            return type(v)  # (larger ints: NumPy checks that they fit, so the value is the key)
-        return (x.dtype, v) if not _WEAK_SCALARS else x.dtype
-    return x.dtype
+    if type(x) is not Const:
+        return x.dtype
+    v = x.value
+    if _WEAK_SCALARS and (type(v) in (bool, float, complex) or (type(v) is int and -2**31 <= v < 2**31)):
+        return type(v)  # (larger ints: NumPy checks that they fit, so the value is the key)
+    return (x.dtype, v) if not _WEAK_SCALARS else x.dtype
 
 
 def node(ufunc, args):
     """The node ufunc(*args) with NumPy's result dtype (TypeError where NumPy has no loop)."""
-    key = (ufunc,) + tuple(_type_key(a) for a in args)
+    key = (ufunc, _type_key(args[0]), _type_key(args[1])) if len(args) == 2 else (ufunc,) + tuple(map(_type_key, args))
     try:
-        dtype = _result_types.get(key)
+        known = _result_types.get(key)
     except TypeError:  # an unhashable scalar value
-        key, dtype = None, None
-    if dtype is None:
+        key, known = None, None
+    if known is None:
         out = ufunc(*[_probe(a) for a in args])
         dtype = np.asarray(out).dtype
         _dtypes.dtype_of(dtype)  # a result type Tessera lacks (float16, ...) is a TypeError
+        op = UFUNCS.get(ufunc)
+        known = (dtype, op, Lowered.operand_type(op, Node(ufunc, args, dtype)) if op else None)
         if key is not None and len(_result_types) < 4096:
-            _result_types[key] = dtype
-    return Node(ufunc, args, dtype)
+            _result_types[key] = known
+    return Node(ufunc, args, *known)
 
 
 def where(args):
@@ -139,61 +143,33 @@ def leaves(e, out=None):
 
 
 # ---- lowering to the IR ----
+_scalars = {}
+
+
+def _scalar_bytes(value, dtype):
+    """A scalar's bytes in dtype, remembered (bounded) for the values expressions repeat."""
+    key = (type(value), value, dtype)
+    try:
+        b = _scalars.get(key) if value != 0 else None  # (0.0 and -0.0 are equal keys)
+    except TypeError:
+        return np.asarray(value).astype(dtype).tobytes()
+    if b is None:
+        b = np.asarray(value).astype(dtype).tobytes()
+        if len(_scalars) < 4096:
+            _scalars[key] = b
+    return b
+
+
 class Lowered:
     """The IR node list ((op, dtype code, a, b, c, slot) tuples), operands and scalar bytes."""
 
     def __init__(self):
         self.nodes, self.operands, self.scalars = [], [], []
-        self._done = {}  # id of an array or node already lowered -> its node (each loads or computes once)
 
-    def add(self, op, dtype, a=-1, b=-1, c=-1, slot=-1):
-        nodes = self.nodes
-        nodes.append((IR[op], _dtypes.CODES[dtype], a, b, c, slot))  # dtype: a NumPy dtype already
-        return len(nodes) - 1
-
-    def as_type(self, e, dtype):
-        """Lowers e, converted to dtype (a cast node where NumPy converts it; scalars in place)."""
-        if type(e) is Leaf:
-            i = self.load(e)
-            return i if e.dtype == dtype else self.add("cast", np.dtype(dtype), i)
-        dtype = np.dtype(dtype)
-        if isinstance(e, Const):
-            self.scalars.append(np.asarray(e.value).astype(dtype).tobytes())
-            return self.add("scalar", dtype, slot=len(self.scalars) - 1)
-        i = self.lower(e)
-        return i if e.dtype == dtype else self.add("cast", dtype, i)
-
-    def load(self, e):
-        """The load of leaf e's array: one operand however often the expression reads it."""
-        i = self._done.get(id(e.array))
-        if i is None:
-            self.operands.append(e.array)
-            i = self._done[id(e.array)] = self.add("load", e.dtype, slot=len(self.operands) - 1)
-        return i
-
-    def lower(self, e):
-        if isinstance(e, Leaf):
-            return self.load(e)
-        if isinstance(e, Const):
-            return self.as_type(e, e.dtype)
-        i = self._done.get(id(e))
-        if i is None:
-            i = self._done[id(e)] = self.lower_node(e)
-        return i
-
-    def lower_node(self, e):
-        if isinstance(e, Where):
-            c = self.as_type(e.args[0], np.bool_)
-            return self.add("where", e.dtype, c, self.as_type(e.args[1], e.dtype), self.as_type(e.args[2], e.dtype))
-        if e.ufunc is None:  # astype
-            return self.as_type(e.args[0], e.dtype)
-        op = UFUNCS.get(e.ufunc)
-        if op is None:
-            raise NotImplementedError(f"{e.ufunc.__name__} has no GPU kernel in the runtime kernel compiler yet "
-                                      "(it runs on host arrays)")
-        operand = self.operand_type(op, e)
-        ids = [self.as_type(a, operand) for a in e.args]
-        return self.add(op, e.dtype, *ids)
+    def signature(self):
+        """The structure and types of the lowered kernel, hashable (the operands' dtypes are in
+        their load nodes; strides are the caller's part of a plan's key)."""
+        return tuple(self.nodes)
 
     @staticmethod
     def operand_type(op, e):
@@ -209,14 +185,52 @@ class Lowered:
         return e.dtype
 
 
-    def signature(self):
-        """The structure and types of the lowered kernel, hashable (the operands' dtypes are in
-        their load nodes; strides are the caller's part of a plan's key)."""
-        return tuple(self.nodes)
+_LOAD, _SCALAR, _CAST, _WHERE = IR["load"], IR["scalar"], IR["cast"], IR["where"]
+_BOOL = np.dtype(np.bool_)
 
 
 def lower(e, out_dtype):
-    """The IR of `out = e` (e converted to out_dtype)."""
+    """The IR of `out = e` (e converted to out_dtype): each array loads once however often e
+    reads it, each shared node is computed once, and a cast sits wherever NumPy converts a
+    value. (This runs on every assignment of a GPU expression: one plain function.)"""
     L = Lowered()
-    L.as_type(e, out_dtype)
+    _emit(e, np.dtype(out_dtype), L.nodes, L.operands, L.scalars, {})
     return L
+
+
+def _emit(e, want, nodes, operands, scalars, done):
+    """The node of e converted to dtype `want`, appended to nodes (with its operands, scalars)."""
+    codes = _dtypes.CODES
+    t = type(e)
+    if t is Const:
+        scalars.append(_scalar_bytes(e.value, want))
+        nodes.append((_SCALAR, codes[want], -1, -1, -1, len(scalars) - 1))
+        return len(nodes) - 1
+    key = id(e.array) if t is Leaf else id(e)
+    i = done.get(key)
+    if i is None:
+        if t is Leaf:
+            operands.append(e.array)
+            nodes.append((_LOAD, codes[e.dtype], -1, -1, -1, len(operands) - 1))
+        elif t is Where:
+            c = _emit(e.args[0], _BOOL, nodes, operands, scalars, done)
+            x = _emit(e.args[1], e.dtype, nodes, operands, scalars, done)
+            y = _emit(e.args[2], e.dtype, nodes, operands, scalars, done)
+            nodes.append((_WHERE, codes[e.dtype], c, x, y, -1))
+        elif e.ufunc is None:  # astype: a conversion
+            i = _emit(e.args[0], e.dtype, nodes, operands, scalars, done)
+        else:
+            if e.op is None:
+                raise NotImplementedError(f"{e.ufunc.__name__} has no GPU kernel in the runtime kernel compiler "
+                                          "yet (it runs on host arrays)")
+            args = e.args
+            a = _emit(args[0], e.operand, nodes, operands, scalars, done)
+            b = _emit(args[1], e.operand, nodes, operands, scalars, done) if len(args) > 1 else -1
+            nodes.append((IR[e.op], codes[e.dtype], a, b, -1, -1))
+        if i is None:
+            i = len(nodes) - 1
+        done[key] = i
+    if e.dtype == want:
+        return i
+    nodes.append((_CAST, codes[want], i, -1, -1, -1))
+    return len(nodes) - 1

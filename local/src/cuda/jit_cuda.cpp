@@ -112,17 +112,23 @@ std::string kernel_name(const std::string& key) {
   return b;
 }
 
-// The kernel `name` for memory-cache key `kernel_key` on `device`, its cubin from `image()` on a miss.
-cudaKernel_t kernel_for(const std::string& kernel_key, const std::string& name, int device, Origin& origin,
-                        const std::function<std::vector<char>(int arch)>& image_for) {
+// The loaded kernel `name` for memory-cache key `kernel_key` on `device`, its cubin from
+// `image()` on a miss.
+std::shared_ptr<const LoadedKernel> loaded_for(const std::string& kernel_key, const std::string& name, int device,
+                                               Origin& origin,
+                                               const std::function<std::vector<char>(int arch)>& image_for) {
   // Compiled and loaded outside the cache's lock; where two threads miss at once, one load wins.
   bool made = false;
-  const auto k = Loaded::current().get(std::make_pair(device, kernel_key), [&] {
+  auto k = Loaded::current().get(std::make_pair(device, kernel_key), [&] {
     made = true;
     return std::make_shared<const LoadedKernel>(image_for(arch_of(device)), name);
   });
   if (!made) origin = Origin::memory;
-  return k->kernel;
+  return k;
+}
+cudaKernel_t kernel_for(const std::string& kernel_key, const std::string& name, int device, Origin& origin,
+                        const std::function<std::vector<char>(int arch)>& image_for) {
+  return loaded_for(kernel_key, name, device, origin, image_for)->kernel;
 }
 
 struct Dims {
@@ -170,6 +176,75 @@ Origin launch(const Kernel& k, const std::string& key, const Args& a, Device dev
   TESSERA_CHECK_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(fn), dim3(static_cast<unsigned>(blocks)),
                                       dim3(threads), params.data(), 0, static_cast<cudaStream_t>(s.native())));
   return origin;
+}
+
+// ---- Prepared: one kernel, one geometry, many launches ----
+
+struct Prepared::State {
+  std::shared_ptr<const LoadedKernel> loaded;
+  // The parameter values in the generated signature's order (jit_ir.cpp params()); params
+  // points at them, so State never moves (it lives behind a unique_ptr).
+  void* out = nullptr;
+  long long n = 0;
+  Dims shape{}, ostr{};
+  std::vector<const void*> ptrs;
+  std::vector<Dims> strides;
+  std::vector<std::array<unsigned char, 16>> scalars;
+  std::vector<void*> params;
+  long long blocks = 0;
+  int threads = 0;
+};
+
+Prepared::Prepared(const Kernel& k, const Args& g, Device device) : state_(std::make_unique<State>()), device_(device) {
+  if (!device.is_cuda()) throw InvalidArgument("jit::Prepared: " + device.str() + " is not a CUDA device");
+  DeviceGuard guard(device);
+  const std::string key = k.key(), name = kernel_name(key);
+  Origin origin = Origin::memory;
+  State& st = *state_;
+  st.loaded = loaded_for(key, name, device.index(), origin, [&](int arch) {
+    return cubin_for(k, name, arch, DiskCache(settings().kernel_cache_dir), &origin);
+  });
+  const int R = k.rank;
+  st.n = g.n;
+  for (int d = 0; d < R; ++d) st.shape.v[d] = g.shape[d], st.ostr.v[d] = g.out_strides[d];
+  const std::size_t m = g.operands.size();
+  st.ptrs.assign(m, nullptr);
+  st.strides.assign(m, Dims{});
+  for (std::size_t i = 0; i < m; ++i)
+    for (int d = 0; d < R; ++d) st.strides[i].v[d] = g.operands[i].strides[d];
+  st.scalars.assign(static_cast<std::size_t>(k.scalars()), {});
+  st.params = {&st.out, &st.n};
+  if (!k.linear) st.params.insert(st.params.end(), {&st.shape, &st.ostr});
+  for (std::size_t i = 0; i < m; ++i) {
+    st.params.push_back(&st.ptrs[i]);
+    if (!k.linear) st.params.push_back(&st.strides[i]);
+  }
+  for (auto& sc : st.scalars) st.params.push_back(sc.data());
+  // The launch shape of launch() above.
+  st.threads = k.linear ? 256 : 512;
+  const long long per_block = k.linear ? static_cast<long long>(st.threads) * k.unroll() : st.threads;
+  st.blocks = (st.n + per_block - 1) / per_block;
+  st.blocks = k.linear ? std::min(st.blocks, 1ll << 30) : std::min(st.blocks, 64ll * multiprocessors(device.index()));
+}
+
+Prepared::~Prepared() = default;
+
+void Prepared::launch(void* out, const void* const* operands, std::size_t operand_count,
+                      const std::array<unsigned char, 16>* scalars, std::size_t scalar_count, const Stream& s) {
+  State& st = *state_;
+  if (operand_count != st.ptrs.size() || scalar_count != st.scalars.size())
+    throw InvalidArgument("jit::Prepared: " + std::to_string(operand_count) + " operands and " +
+                              std::to_string(scalar_count) + " scalars for a kernel of " +
+                              std::to_string(st.ptrs.size()) + " and " + std::to_string(st.scalars.size()),
+                          device_);
+  if (st.n == 0) return;
+  st.out = out;
+  for (std::size_t i = 0; i < operand_count; ++i) st.ptrs[i] = operands[i];
+  for (std::size_t i = 0; i < scalar_count; ++i) st.scalars[i] = scalars[i];
+  DeviceGuard guard(device_);
+  TESSERA_CHECK_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(st.loaded->kernel),
+                                      dim3(static_cast<unsigned>(st.blocks)), dim3(st.threads), st.params.data(), 0,
+                                      static_cast<cudaStream_t>(s.native())));
 }
 
 namespace {

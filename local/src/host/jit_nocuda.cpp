@@ -28,6 +28,16 @@ Origin launch_source_grid(const std::string&, const std::string& name, Device de
                           const std::function<void(std::vector<void*>&, std::vector<std::vector<long long>>&)>&) {
   throw BackendUnavailable("jit: kernel " + name + " on " + device.str() + " needs a CUDA build of Tessera");
 }
+struct Prepared::State {};
+Prepared::Prepared(const Kernel& k, const Args&, Device device) : device_(device) {
+  throw BackendUnavailable("jit: a fused kernel (" + k.key() + ") on " + device.str() + " needs a CUDA build of Tessera");
+}
+Prepared::~Prepared() = default;
+void Prepared::launch(void*, const void* const*, std::size_t, const std::array<unsigned char, 16>*, std::size_t,
+                      const Stream&) {
+  throw BackendUnavailable("jit: " + device_.str() + ": launching needs a CUDA build of Tessera");
+}
+
 int multiprocessor_count(Device device) {
   throw BackendUnavailable("jit: " + device.str() + " has no multiprocessors in a build without CUDA");
 }

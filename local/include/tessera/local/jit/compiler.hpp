@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -108,5 +109,28 @@ int multiprocessor_count(Device device);
 /// The same with `key` == k.key() computed by the caller (a front end that knows it once per
 /// expression type saves building it on every launch).
 Origin launch(const Kernel& k, const std::string& key, const Args& args, Device device, const Stream& s);
+
+/// A kernel made ready for many launches over one geometry (a front end that runs the same
+/// expression again and again with new arrays, as the Python package does): compiled or found in
+/// the caches once; each launch() then sets the new pointers and scalars and launches, with no
+/// lookup. `geometry` gives the element count, shape and strides (its pointers are ignored).
+/// It keeps its loaded kernel. Not thread-safe: one per thread.
+class Prepared {
+ public:
+  Prepared(const Kernel& k, const Args& geometry, Device device);
+  ~Prepared();
+  Prepared(const Prepared&) = delete;
+  Prepared& operator=(const Prepared&) = delete;
+  /// Launches on `s`: `operands` are the operand pointers in slot order, `scalars` the scalars'
+  /// bytes in the node types (as Args holds them).
+  void launch(void* out, const void* const* operands, std::size_t operand_count,
+              const std::array<unsigned char, 16>* scalars, std::size_t scalar_count, const Stream& s);
+  Device device() const noexcept { return device_; }
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+  Device device_;
+};
 
 }  // namespace tessera::local::jit
