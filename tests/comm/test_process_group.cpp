@@ -4,11 +4,15 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <utility>
 #include <vector>
 
 #include "comm_test_util.hpp"
 #include "tessera/comm/process_group.hpp"
+#include "tessera/comm/settings.hpp"
 
 namespace {
 using tessera::InvalidArgument;
@@ -176,4 +180,39 @@ TEST(ProcessGroupLifetime, UserCommunicatorOutlivesItsGroups) {
   EXPECT_EQ(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, mine), MPI_SUCCESS);  // still usable
   EXPECT_EQ(sum, world_size());
   EXPECT_EQ(MPI_Comm_free(&mine), MPI_SUCCESS);
+}
+
+// TESSERA_EMULATE_NODES=k (CTest's *_emulated_nodes runs; all ranks on one real machine): the
+// world's ranks form k contiguous emulated nodes, every group agrees on them (a sub-group's
+// node-local ranks are the members of its emulated node), and NCCL is told a host id per node.
+namespace {
+// The emulated node of world rank q when n ranks share one real node as k nodes.
+int node_of(int q, int n, int k) { return static_cast<int>(static_cast<long long>(q) * k / n); }
+}  // namespace
+
+TEST(EmulatedNodes, WorldAndSubGroupsAgree) {
+  const int k = tessera::comm::settings().emulate_nodes;
+  if (k <= 1) GTEST_SKIP() << "TESSERA_EMULATE_NODES is not set";
+  const auto world = ProcessGroup::world();
+  const int n = world.size(), r = world.rank();
+  int same = 0;
+  for (int q = 0; q < n; ++q) same += node_of(q, n, k) == node_of(r, n, k);
+  EXPECT_EQ(world.local_size(), same);
+  int before = 0;
+  for (int q = 0; q < r; ++q) before += node_of(q, n, k) == node_of(r, n, k);
+  EXPECT_EQ(world.local_rank(), before);
+  // A group of the odd world ranks: its node-local ranks are the odd ranks of this emulated node.
+  const auto odd = world.split(r % 2, r);
+  int odd_same = 0;
+  for (int q = r % 2; q < n; q += 2) odd_same += node_of(q, n, k) == node_of(r, n, k);
+  EXPECT_EQ(odd.local_size(), odd_same);
+  // NCCL's host id: one per emulated node, different between nodes.
+  const char* id = std::getenv("NCCL_HOSTID");
+  ASSERT_NE(id, nullptr);
+  char mine[128] = {};
+  std::snprintf(mine, sizeof mine, "%s", id);
+  std::vector<char> all(128 * n);
+  world.all_gather(mine, all.data(), 128, tessera::DType::boolean, tessera::Stream::default_for(tessera::Device::host()));
+  for (int q = 0; q < n; ++q)
+    EXPECT_EQ(std::string(&all[128 * q]) == std::string(mine), node_of(q, n, k) == node_of(r, n, k)) << "rank " << q;
 }

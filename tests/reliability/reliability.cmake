@@ -12,13 +12,14 @@ tessera_add_mpi_test(NAME reliability TARGET test_reliability RANKS ${TESSERA_TE
 # TESSERA_COMM_TIMEOUT + 10 s, naming the collective. The cuda variants skip with status 77 where
 # there is no GPU.
 set(TESSERA_FAULT_TIMEOUT 5)
-function(tessera_add_fault_test name mode op device transport)
+function(tessera_add_fault_test name mode op device transport)  # ARGN: more VAR=value
+  string(JOIN ";" _extra ${ARGN})
   add_test(NAME ${name}
     COMMAND ${CMAKE_CURRENT_FUNCTION_LIST_DIR}/fault_test.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:fault_victim> 3
             ${TESSERA_FAULT_TIMEOUT} ${mode} ${op} ${device} ${TESSERA_MPIEXEC_PREFLAGS})
   set_tests_properties(${name} PROPERTIES TIMEOUT 120 PROCESSORS 3 SKIP_RETURN_CODE 77
     LABELS "reliability;fault;np3"
-    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1;TESSERA_TRANSPORT=${transport}")
+    ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1;OMPI_MCA_rmaps_base_oversubscribe=1;TESSERA_TRANSPORT=${transport};${_extra}")
 endfunction()
 foreach(mode kill throw)
   foreach(device host cuda)
@@ -29,5 +30,13 @@ foreach(mode kill throw)
   tessera_add_fault_test(fault_${mode}_exchange_host ${mode} exchange host mpi)
   foreach(t nccl nccl-window ipc mpi)
     tessera_add_fault_test(fault_${mode}_exchange_cuda_${t} ${mode} exchange cuda ${t})
+  endforeach()
+endforeach()
+# The victim (the last of 3 ranks) on another emulated node than the 2 that wait: ranks 0-1 and
+# rank 2 as 2 emulated nodes, MPI over TCP.
+foreach(mode kill throw)
+  foreach(op all_reduce recv exchange)
+    tessera_add_fault_test(fault_${mode}_${op}_host_emulated_nodes ${mode} ${op} host mpi
+                           ${TESSERA_EMULATED_NODES_ENV})
   endforeach()
 endforeach()

@@ -2,6 +2,9 @@
 #include "tessera/comm/process_group.hpp"
 #include "tessera/comm/settings.hpp"
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <mutex>
 #include <numeric>
 #include <sstream>
@@ -27,6 +30,40 @@ State::State(MPI_Comm user) {
   TESSERA_CHECK_MPI(MPI_Topo_test(comm, &topo));
   cartesian = topo == MPI_CART;
   TESSERA_CHECK_MPI(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node_comm));
+  TESSERA_CHECK_MPI(MPI_Comm_rank(node_comm, &local_rank));
+  TESSERA_CHECK_MPI(MPI_Comm_size(node_comm, &local_size));
+  if (const int k = comm::settings().emulate_nodes; k > 1) split_into_emulated_node(k, user == MPI_COMM_WORLD);
+}
+
+namespace {
+// This process's emulated node on its real node (TESSERA_EMULATE_NODES), numbered from the world
+// group's ranks so that every group agrees: -1 until the world group is made.
+int emulated_node = -1;
+
+// NCCL takes ranks with different host ids for ranks of different hosts (network transport, no
+// refusal of two ranks on one GPU); on one machine its sockets go over loopback. The caller's own
+// values stay.
+void tell_nccl_the_emulated_node(int node) {
+  char host[256] = "host";
+  (void)gethostname(host, sizeof host - 1);
+  const std::string id = std::string(host) + "-tessera-emulated-node-" + std::to_string(node);
+  setenv("NCCL_HOSTID", id.c_str(), 0);
+  setenv("NCCL_SOCKET_IFNAME", "lo", 0);
+}
+}  // namespace
+
+// Splits node_comm (the ranks of this group on this real node) into the emulated nodes: the
+// world's node-local ranks in k contiguous blocks.
+void State::split_into_emulated_node(int k, bool is_world) {
+  if (emulated_node < 0 && is_world) {
+    emulated_node = static_cast<int>(static_cast<long long>(local_rank) * k / local_size);
+    tell_nccl_the_emulated_node(emulated_node);
+  }
+  const int color = emulated_node >= 0 ? emulated_node : static_cast<int>(static_cast<long long>(local_rank) * k / local_size);
+  MPI_Comm emulated = MPI_COMM_NULL;
+  TESSERA_CHECK_MPI(MPI_Comm_split(node_comm, color, rank, &emulated));
+  TESSERA_CHECK_MPI(MPI_Comm_free(&node_comm));
+  node_comm = emulated;
   TESSERA_CHECK_MPI(MPI_Comm_rank(node_comm, &local_rank));
   TESSERA_CHECK_MPI(MPI_Comm_size(node_comm, &local_size));
 }

@@ -60,6 +60,8 @@ struct ProcessGroup::State {
 
   explicit State(MPI_Comm user);
   ~State();
+  // node_comm narrowed to this rank's emulated node (TESSERA_EMULATE_NODES = k > 1).
+  void split_into_emulated_node(int k, bool is_world);
   State(const State&) = delete;
   State& operator=(const State&) = delete;
 

@@ -13,6 +13,9 @@ struct Settings {
   bool nccl = true;
   // TESSERA_COMM_TIMEOUT: seconds before a collective is declared hung (> 0).
   double comm_timeout = 300.0;
+  // TESSERA_EMULATE_NODES: split each real node's ranks into this many emulated nodes (tests of
+  // the multi-node paths on one machine; 1: off).
+  int emulate_nodes = 1;
 
   /// Reads and validates this layer's variables (InvalidArgument naming a bad one).
   static Settings parse(const config::Lookup& lookup);
