@@ -12,37 +12,24 @@ import argparse
 import math
 import time
 
-import contextlib
-
 import numpy as np
 
 import tessera as ts
+from shards import Shards
 
-xp = np  # the array module of the shards: NumPy, or CuPy for GPU shards
-
-
-def view(shard):
-    """The shard as an array of xp, without a copy."""
-    return shard if xp is np else xp.asarray(shard)
-
-
-def on_tessera_stream(u):
-    """CuPy's work in the order of tessera's (the stream the shard's interface names)."""
-    if xp is np:
-        return contextlib.nullcontext()
-    return xp.cuda.ExternalStream(u.local.__cuda_array_interface__["stream"])
+sh = Shards("host")  # replaced in main() by the runtime's device
 
 
 def initial(u, h):
     """sin x sin y sin z on this rank's block."""
     x = [np.sin(h * np.arange(s.start, s.stop)) for s in u.block]
-    view(u.local)[...] = xp.asarray(x[0][:, None, None] * x[1][None, :, None] * x[2][None, None, :])
+    sh.view(u.local)[...] = sh.xp.asarray(x[0][:, None, None] * x[1][None, :, None] * x[2][None, None, :])
 
 
 def step(u, c):
     """One explicit Euler step: halos, then the stencil on the interior."""
     u.exchange_halos()
-    p = view(u.shard(halos=True))
+    p = sh.view(u.shard(halos=True))
     mid = p[1:-1, 1:-1, 1:-1]
     lap = (p[2:, 1:-1, 1:-1] + p[:-2, 1:-1, 1:-1] + p[1:-1, 2:, 1:-1] + p[1:-1, :-2, 1:-1] + p[1:-1, 1:-1, 2:]
            + p[1:-1, 1:-1, :-2] - 6.0 * mid)
@@ -58,16 +45,15 @@ def main():
     ap.add_argument("--check", action="store_true", help="compare with the scheme's exact solution")
     ap.add_argument("--device", default="host", help="host, or cuda (the stencil by CuPy)")
     o = ap.parse_args()
-    global xp
-    if o.device != "host":
-        import cupy as xp
+    global sh
+    sh = Shards(o.device)
     rt = ts.init(device=o.device)
     split = tuple(int(a) for a in o.split.split(",")) if "," in o.split else int(o.split)
     h = 2 * math.pi / o.n
     dt = 0.9 * h * h / (6 * o.alpha)  # stable: c < 1/6
     c = o.alpha * dt / (h * h)
     u = ts.zeros((o.n,) * 3, split=split, halo=1, periodic=True)
-    with on_tessera_stream(u):
+    with sh.on_tessera_stream(u):
         initial(u, h)
         norm0 = float(ts.linalg.norm(u))
         t0 = time.perf_counter()
@@ -82,7 +68,7 @@ def main():
     if o.check:
         g = 1 - 6 * c * (1 - math.cos(h))
         exact = ts.zeros((o.n,) * 3, split=split, halo=1, periodic=True)
-        with on_tessera_stream(exact):
+        with sh.on_tessera_stream(exact):
             initial(exact, h)
         exact *= g ** o.steps
         err = float(ts.linalg.norm(u - exact)) / norm0

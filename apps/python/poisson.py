@@ -10,25 +10,12 @@ import argparse
 import math
 import time
 
-import contextlib
-
 import numpy as np
 
 import tessera as ts
+from shards import Shards
 
-xp = np  # the array module of the shards: NumPy, or CuPy for GPU shards
-
-
-def view(shard):
-    """The shard as an array of xp, without a copy."""
-    return shard if xp is np else xp.asarray(shard)
-
-
-def on_tessera_stream(a):
-    """CuPy's work in the order of tessera's (the stream the shard's interface names)."""
-    if xp is np:
-        return contextlib.nullcontext()
-    return xp.cuda.ExternalStream(a.local.__cuda_array_interface__["stream"])
+sh = Shards("host")  # replaced in main() by the runtime's device
 
 
 def sines(a, h):
@@ -45,8 +32,8 @@ def solve(f):
     k2 = kb[0][:, None, None] ** 2 + kb[1][None, :, None] ** 2 + kb[2][None, None, :] ** 2
     with np.errstate(divide="ignore"):
         inv = np.where(k2 > 0, -1.0 / k2, 0.0)
-    with on_tessera_stream(F):
-        view(F.local)[...] *= xp.asarray(inv)  # this rank's block of the spectrum, in place
+    with sh.on_tessera_stream(F):
+        sh.view(F.local)[...] *= sh.xp.asarray(inv)  # this rank's block of the spectrum, in place
     return ts.fft.irfftn(F)
 
 
@@ -57,14 +44,13 @@ def main():
     ap.add_argument("--check", action="store_true", help="compare with the analytic solution")
     ap.add_argument("--device", default="host", help="host, or cuda (the spectral multiply by CuPy)")
     o = ap.parse_args()
-    global xp
-    if o.device != "host":
-        import cupy as xp
+    global sh
+    sh = Shards(o.device)
     rt = ts.init(device=o.device)
     h = 2 * math.pi / o.n
     f = ts.zeros((o.n,) * 3, split=0)
-    with on_tessera_stream(f):
-        view(f.local)[...] = xp.asarray(-3.0 * sines(f, h))
+    with sh.on_tessera_stream(f):
+        sh.view(f.local)[...] = sh.xp.asarray(-3.0 * sines(f, h))
     times = []
     for _ in range(o.repeat):
         t0 = time.perf_counter()
@@ -75,8 +61,8 @@ def main():
         print(f"poisson.py: {o.n}^3 on {rt.size} ranks: {1e3 * sorted(times)[len(times) // 2]:.2f} ms per solve")
     if o.check:
         exact = ts.zeros_like(u)  # irfftn returns to f's layout
-        with on_tessera_stream(exact):
-            view(exact.local)[...] = xp.asarray(sines(exact, h))
+        with sh.on_tessera_stream(exact):
+            sh.view(exact.local)[...] = sh.xp.asarray(sines(exact, h))
         err = float(ts.max(abs(u - exact)))
         ok = err <= 1e-10
         if rt.rank == 0:

@@ -73,7 +73,19 @@ def block_key(rt, shape, split=0, grid=None, halo=0, periodic=False):
     return ("block", tuple(shape), tuple(per_axis), dims, halo, tuple(int(p) for p in periodic))
 
 
-class Shard:
+class _Shaped:
+    """ndim and size from a shape (arrays and their shards)."""
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape, dtype=np.int64))
+
+
+class Shard(_Shaped):
     """One rank's shard on a GPU: __cuda_array_interface__ (v3) and __dlpack__, without a copy.
     It keeps its array alive."""
 
@@ -91,14 +103,6 @@ class Shard:
         _tessera.array_synchronize(self._array._id)
         return _tessera.to_dlpack(self._array._id, self._halos)
 
-    @property
-    def ndim(self):
-        return len(self.shape)
-
-    @property
-    def size(self):
-        return int(np.prod(self.shape, dtype=np.int64))
-
     def get(self):
         """A NumPy copy of the shard (CuPy's name for it): explicit, after the array's work."""
         out = np.empty(self.shape, self.dtype)
@@ -115,7 +119,7 @@ class Shard:
         return f"<tessera shard {self.shape} {self.dtype} on {self._array.device}>"
 
 
-class ndarray:
+class ndarray(_Shaped):
     """A distributed n-d array (1-4 dimensions) with one shard per rank."""
 
     __array_priority__ = 100
@@ -176,13 +180,6 @@ class ndarray:
             pass
 
     # ---- properties ----
-    @property
-    def ndim(self):
-        return len(self.shape)
-
-    @property
-    def size(self):
-        return int(np.prod(self.shape, dtype=np.int64))
 
     @property
     def nbytes(self):
