@@ -529,6 +529,29 @@ def histogram(a, bins=10, range=None):
     return counts, np.linspace(lo, hi, int(bins) + 1)
 
 
+@implements(np.bincount)
+def bincount(x, weights=None, minlength=0):
+    """NumPy's bincount of a 1-D array of non-negative integers: the count of each value, a NumPy
+    array on every rank (the distributed histogram of unit bins centred on the integers)."""
+    x = asarray(x)
+    if weights is not None:
+        raise NotImplementedError("tessera.bincount counts (weights= is not in tessera yet)")
+    if x.ndim != 1:
+        raise ValueError("object too deep for desired array (bincount takes a 1-D array)")
+    if x.dtype.kind not in "biu":
+        raise TypeError(f"Cannot cast array data from dtype('{x.dtype}') to dtype('int64') according to the rule 'safe'")
+    if minlength < 0:
+        raise ValueError("'minlength' must not be negative")
+    if x.dtype == np.bool_:
+        x = x.astype(np.int32)  # (the histogram counts numbers)
+    if x.size and int(min(x)) < 0:
+        raise ValueError("'list' argument must have no negative elements")
+    n = builtins.max(int(minlength), int(max(x)) + 1 if x.size else 0)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.asarray(_tessera.histogram(x._handle(), n, -0.5, n - 0.5), dtype=np.int64)
+
+
 @implements(np.ravel)
 def ravel(a):
     """The array flattened (row-major) to 1-D: a new distributed array (no copy where the rows are

@@ -64,6 +64,21 @@ def test_matmul(dtype):
     close(ts.dot(ts.asarray(v, split=0), ts.asarray(v, split=0)), np.dot(v, v))
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.bool_])
+@pytest.mark.parametrize("n", [0, 3, 41])
+def test_bincount(dtype, n, runtime):
+    x = (np.arange(n) * 7 % 11).astype(dtype)
+    a = ts.asarray(x, split=0)
+    np.testing.assert_array_equal(ts.bincount(a), np.bincount(x))
+    np.testing.assert_array_equal(np.bincount(a, minlength=15), np.bincount(x, minlength=15))
+    with pytest.raises(ValueError):
+        ts.bincount(ts.asarray(np.array([1, -2, 3]), split=0))
+    with pytest.raises(TypeError):
+        ts.bincount(ts.asarray(np.array([1.0, 2.0]), split=0))
+    with pytest.raises(NotImplementedError):
+        ts.bincount(a, weights=a)
+
+
 def test_take_histogram_nonzero():
     x = values((50,), np.float64)
     a = ts.asarray(x, split=0)
