@@ -15,6 +15,7 @@
 
 #include "handles.hpp"
 #include "tessera/local/jit/compiler.hpp"
+#include "tessera/local/jit/string_kernel.hpp"
 #ifdef TESSERA_PYTHON_DLPACK
 #include "tessera/tessera_dlpack.h"
 #endif
@@ -210,6 +211,33 @@ class JitPlan {
   std::vector<const void*> ptrs_;
   std::vector<std::array<unsigned char, 16>> scalars_;
 };
+
+// A string kernel (CuPy's ElementwiseKernel) on this rank's shards: args are (dtype code, is
+// scalar, address, shape, strides in elements, scalar bytes) in the parameter lists' order.
+void run_string_kernel(const std::string& in_params, const std::string& out_params, const std::string& body,
+                       const std::string& name, const std::vector<py::tuple>& args) {
+  std::vector<local::jit::KernelArg> v;
+  for (const auto& t : args) {
+    local::jit::KernelArg a;
+    a.type = value_of_dtype(static_cast<tessera_dtype>(t[0].cast<int>()));
+    a.scalar = t[1].cast<bool>();
+    a.ptr = reinterpret_cast<void*>(t[2].cast<std::uintptr_t>());
+    const auto shape = t[3].cast<std::vector<int64_t>>(), strides = t[4].cast<std::vector<int64_t>>();
+    a.rank = static_cast<int>(std::min(shape.size(), a.shape.size()));
+    for (int d = 0; d < a.rank; ++d) a.shape[d] = shape[d], a.strides[d] = strides[d];
+    const std::string value = t[5].cast<std::string>();
+    std::memcpy(a.value.data(), value.data(), std::min(value.size(), a.value.size()));
+    v.push_back(a);
+  }
+  guarded("ElementwiseKernel", [&] {
+    auto params = local::jit::parse_params(in_params, false);
+    for (auto& p : local::jit::parse_params(out_params, true)) params.push_back(p);
+    const Device d = runtime_device();
+    for (auto& a : v)
+      if (!a.scalar) a.device = d;
+    local::jit::run_string_kernel(params, body, name, std::move(v));
+  });
+}
 
 // The kernel of an IR node list (as jit_launch takes it), validated.
 local::jit::Kernel ir_kernel(const std::vector<std::array<int, 6>>& nodes, int out_dtype, int rank, bool linear) {
@@ -469,6 +497,7 @@ PYBIND11_MODULE(_tessera, m) {
     return out.id;
   });
   m.def("axis_all_reduce", &axis_all_reduce);
+  m.def("run_string_kernel", &run_string_kernel);
   m.def("fill_random", &fill_random);
   py::class_<JitPlan>(m, "JitPlan")
       .def(py::init<const std::vector<std::array<int, 6>>&, int, const std::vector<int64_t>&, const std::vector<int64_t>&,

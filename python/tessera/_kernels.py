@@ -1,0 +1,100 @@
+"""tessera.ElementwiseKernel: CuPy's string kernels on distributed GPU arrays. The parameter lists
+and the body are CuPy's (types concrete or placeholders bound by the first argument that uses
+them, outputs as references, `i` the flat index); each rank runs the kernel on its own blocks,
+so every array argument must lie alike (one layout, one device: elementwise work needs no
+communication). Compiled by the runtime kernel compiler (NVRTC) and cached like fused
+expressions."""
+import numpy as np
+
+from . import _dtypes, _tessera
+from ._array import check_compatible, ndarray
+from ._errors import BackendUnavailable
+
+_CONCRETE = {"bool": np.bool_, "int32": np.int32, "int64": np.int64, "float32": np.float32, "float64": np.float64,
+             "complex64": np.complex64, "complex128": np.complex128}
+
+
+def _params(text):
+    """[(type, name)] of a parameter list such as "T x, float32 y"."""
+    out = []
+    for part in text.split(","):
+        words = part.split()
+        if not words:
+            continue
+        if len(words) != 2:
+            raise ValueError(f"bad parameter {part.strip()!r} (want 'type name')")
+        out.append((words[0], words[1]))
+    return out
+
+
+class ElementwiseKernel:
+    """ElementwiseKernel(in_params, out_params, operation, name): k(inputs..., outputs...) runs
+    `operation` per element; k(inputs...) allocates the outputs like the first array input."""
+
+    def __init__(self, in_params, out_params, operation, name="tessera_elementwise"):
+        self.in_params, self.out_params, self.operation, self.name = in_params, out_params, operation, name
+        self._ins, self._outs = _params(in_params), _params(out_params)
+        if not self._outs:
+            raise ValueError("an ElementwiseKernel needs at least one output parameter")
+
+    def __call__(self, *args):
+        n_in, n_out = len(self._ins), len(self._outs)
+        if len(args) not in (n_in, n_in + n_out):
+            raise TypeError(f"Wrong number of arguments for '{self.name}': {n_in} inputs (and optionally {n_out} "
+                            f"outputs), {len(args)} given")
+        arrays = [a for a in args if isinstance(a, ndarray)]
+        if not arrays:
+            raise TypeError(f"'{self.name}' needs at least one tessera.ndarray argument")
+        like = arrays[0]
+        for a in arrays[1:]:
+            check_compatible(like, a)
+        new = self._output_dtypes(args[:n_in]) if len(args) == n_in else []
+        if like.device == "host":
+            raise BackendUnavailable(f"tessera.ElementwiseKernel '{self.name}' runs on GPU arrays (the runtime kernel "
+                                     f"compiler); on host arrays write the expression with NumPy's ufuncs")
+        args = list(args) + [ndarray(like._rt, like._key, d, like.device, layout=like._layout) for d in new]
+        outputs = args[n_in:]
+        for o in outputs:
+            if not isinstance(o, ndarray):
+                raise TypeError(f"output of '{self.name}' must be a tessera.ndarray, not {type(o).__name__}")
+        packed = [self._pack(a) for a in args]
+        if 0 in like._view(False)[1]:
+            return _result(outputs)  # this rank holds no element
+        foreign = [a._id for a in args if isinstance(a, ndarray) and a._foreign]
+        if foreign:
+            _tessera.streams_before(foreign)
+        _tessera.run_string_kernel(self.in_params, self.out_params, self.operation, self.name, packed)
+        if foreign:
+            _tessera.streams_after(foreign)
+        return _result(outputs)
+
+    def _output_dtypes(self, inputs):
+        """The outputs' dtypes: each declared type (a placeholder: the type of the first input of
+        that placeholder)."""
+        bound = {}
+        for (t, _), a in zip(self._ins, inputs):
+            if t not in _CONCRETE and t not in bound:
+                bound[t] = a.dtype if isinstance(a, ndarray) else np.asarray(a).dtype
+        dtypes = []
+        for t, name in self._outs:
+            if t not in _CONCRETE and t not in bound:
+                raise TypeError(f"output '{name}' of '{self.name}' has type {t}, which no input binds: pass it")
+            dtypes.append(_dtypes.dtype_of(_CONCRETE[t] if t in _CONCRETE else bound[t]))
+        return dtypes
+
+    @staticmethod
+    def _pack(a):
+        if isinstance(a, ndarray):
+            a._handle()
+            address, shape, strides = a._view(False)
+            return (_dtypes.code(a.dtype), False, address, list(shape), [s // a.dtype.itemsize for s in strides], b"")
+        if isinstance(a, (bool, int, float, complex, np.generic)):
+            v = np.asarray(a)
+            d = _dtypes.dtype_of(v.dtype)
+            return (_dtypes.code(d), True, 0, [], [], v.astype(d).tobytes())
+        raise TypeError(f"ElementwiseKernel arguments are tessera arrays or scalars, not {type(a).__name__}")
+
+
+def _result(outputs):
+    return outputs[0] if len(outputs) == 1 else tuple(outputs)
+

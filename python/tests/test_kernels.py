@@ -1,0 +1,65 @@
+"""tessera.ElementwiseKernel: CuPy's string kernels on each rank's blocks. On GPU runtimes the
+results are checked against NumPy; on the host, where string kernels do not run, the refusal and
+the argument checks are."""
+import os
+
+import numpy as np
+import pytest
+
+import tessera as ts
+from conftest import values
+
+on_gpu = pytest.mark.skipif(os.environ.get("TESSERA_PYTHON_TEST_DEVICE", "host") == "host",
+                            reason="string kernels run on GPUs (TESSERA_PYTHON_TEST_DEVICE=cuda)")
+
+
+def arrays(n=37, dtype=np.float64):
+    x, y = values((n, 5), dtype, seed=1), values((n, 5), dtype, seed=2)
+    return x, y, ts.asarray(x, split=0), ts.asarray(y, split=0)
+
+
+@on_gpu
+def test_placeholders_scalars_and_new_outputs():
+    x, y, a, b = arrays()
+    k = ts.ElementwiseKernel("T x, T y, T c", "T z", "z = x * sin(y) + c", "tessera_test_ek")
+    z = k(a, b, 2.0)
+    np.testing.assert_allclose(z.numpy(), x * np.sin(y) + 2.0, rtol=1e-12)
+    out = ts.zeros_like(a)
+    assert k(a, b, 1.0, out) is out
+    np.testing.assert_allclose(out.numpy(), x * np.sin(y) + 1.0, rtol=1e-12)
+
+
+@on_gpu
+def test_two_outputs_concrete_types_and_index():
+    x, y, a, b = arrays(n=9, dtype=np.float32)
+    k = ts.ElementwiseKernel("float32 x, float32 y", "float32 s, bool g", "s = x + y; g = x > y", "tessera_test_two")
+    s, g = k(a, b)
+    np.testing.assert_allclose(s.numpy(), x + y, rtol=1e-6)
+    np.testing.assert_array_equal(g.numpy(), x > y)
+
+
+@on_gpu
+def test_a_body_that_does_not_compile():
+    _, _, a, b = arrays()
+    with pytest.raises(ts.CompileError):
+        ts.ElementwiseKernel("T x", "T z", "z = x +* 1", "tessera_test_bad")(a)
+
+
+def test_argument_checks(runtime):
+    _, _, a, b = arrays()
+    k = ts.ElementwiseKernel("T x, T y", "T z", "z = x + y", "tessera_test_args")
+    with pytest.raises(TypeError):
+        k(a)  # one input short
+    with pytest.raises(TypeError):
+        k(1.0, 2.0)  # no array
+    with pytest.raises(ts.LayoutMismatch if runtime.size > 1 else ts.ShapeMismatch):
+        k(a, ts.asarray(values((37, 5), np.float64), split=1) if runtime.size > 1 else ts.zeros((3, 5), split=0))
+    with pytest.raises(ValueError):
+        ts.ElementwiseKernel("T", "T z", "z = 1")
+    with pytest.raises(ValueError):
+        ts.ElementwiseKernel("T x", "", "x")
+    with pytest.raises(TypeError):
+        ts.ElementwiseKernel("T x", "U z", "z = x")(a)  # U is bound by no input
+    if runtime.device == "host":
+        with pytest.raises(ts.BackendUnavailable):
+            k(a, b)
