@@ -112,6 +112,17 @@ tessera_status tessera_save_hdf5(tessera_array h, const char* path, const char* 
   });
 }
 
+tessera_status tessera_write_xdmf(const char* xmf, const char* h5, const char* name, int ndim, const int64_t* shape,
+                                 tessera_dtype dtype, double spacing) {
+  return guard("tessera_write_xdmf", [&] {
+    const auto x = path_arg(xmf, "xmf"), f = path_arg(h5, "h5"), n = path_arg(name, "name");
+    if (ndim != 2 && ndim != 3) throw InvalidArgument("ndim " + std::to_string(ndim) + ": XDMF uniform grids are 2-D or 3-D");
+    need(shape, "shape");
+    if (!(spacing > 0)) throw InvalidArgument("spacing " + std::to_string(spacing) + " is not positive");
+    io::write_xdmf(x, f, n, std::vector<std::int64_t>(shape, shape + ndim), value_of_dtype(dtype), spacing);
+  });
+}
+
 tessera_status tessera_load_hdf5(tessera_array h, const char* path, const char* name) {
   return guard("tessera_load_hdf5", [&] {
     auto a = get_array(h, "a");

@@ -560,6 +560,13 @@ PYBIND11_MODULE(_tessera, m) {
                         int deflate) {
     call([&] { return tessera_save_hdf5({id}, path.c_str(), name.c_str(), chunks.empty() ? nullptr : chunks.data(), deflate); });
   });
+  m.def("write_xdmf", [](const std::string& xmf, const std::string& h5, const std::string& name,
+                         std::vector<int64_t> shape, int dtype, double spacing) {
+    call([&] {
+      return tessera_write_xdmf(xmf.c_str(), h5.c_str(), name.c_str(), static_cast<int>(shape.size()), shape.data(),
+                                static_cast<tessera_dtype>(dtype), spacing);
+    });
+  });
   m.def("load_hdf5", [](std::uint64_t id, const std::string& path, const std::string& name) {
     call([&] { return tessera_load_hdf5({id}, path.c_str(), name.c_str()); });
   });

@@ -5,7 +5,7 @@ import os
 
 import numpy as np
 
-from . import _runtime, _tessera
+from . import _dtypes, _runtime, _tessera
 from ._functions import asarray, zeros
 
 
@@ -80,10 +80,11 @@ def _load(path, read_meta, read_data, split, grid, halo, device):
     return a
 
 
-def save_hdf5(path, a, name="data", chunks=None, compression=None, compression_opts=None):
+def save_hdf5(path, a, name="data", chunks=None, compression=None, compression_opts=None, xdmf=False, spacing=1.0):
     """Dataset `name` of the HDF5 file `path` (created, or the dataset replaced) by parallel HDF5;
     chunks and compression="gzip" (level compression_opts, default 4) as h5py's create_dataset
-    (collective). h5py reads the file."""
+    (collective). h5py reads the file. xdmf=True (or a path) also writes the XDMF sidecar
+    (path with .xmf) that ParaView opens: a uniform grid `spacing` apart (write_xdmf)."""
     if compression not in (None, "gzip"):
         raise NotImplementedError(f"compression {compression!r}: tessera writes raw or 'gzip' HDF5 datasets")
     a = asarray(a)
@@ -92,6 +93,21 @@ def save_hdf5(path, a, name="data", chunks=None, compression=None, compression_o
     if level and not ch:
         raise ValueError("gzip compression needs chunks (as h5py's)")
     _tessera.save_hdf5(a._handle(), os.fspath(path), str(name), ch, level)
+    if xdmf:
+        xmf = os.path.splitext(os.fspath(path))[0] + ".xmf" if xdmf is True else os.fspath(xdmf)
+        if a._rt.rank == 0:
+            write_xdmf(xmf, path, name, a.shape, a.dtype, spacing)
+        a._rt.comm.Barrier()
+
+
+def write_xdmf(xmf, h5, name, shape, dtype, spacing=1.0):
+    """The XDMF sidecar `xmf` of dataset `name` of HDF5 file `h5` (written relative to the .xmf's
+    directory): node values of a uniform 2-D or 3-D grid of `shape`, `spacing` apart, origin 0;
+    real and integer dtypes. Local (one rank)."""
+    xmf, h5 = os.fspath(xmf), os.fspath(h5)
+    rel = os.path.relpath(os.path.abspath(h5), os.path.dirname(os.path.abspath(xmf)))
+    _tessera.write_xdmf(xmf, rel, str(name), [int(n) for n in shape], _dtypes.code(_dtypes.dtype_of(dtype)),
+                        float(spacing))
 
 
 def _hdf5_meta(path, name):

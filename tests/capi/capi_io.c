@@ -62,4 +62,25 @@ void test_io(void) {
   OK(tessera_layout_free(slabs));
   OK(tessera_grid_free(grid));
   OK(tessera_grid_free(line));
+  /* The XDMF sidecar (local: rank 0 writes it and reads it back). */
+  if (my_rank == 0) {
+    const int64_t shape[3] = {4, 5, 6};
+    OK(tessera_write_xdmf("capi_u.xmf", "capi_u.h5", "fields/u", 3, shape, TESSERA_F64, 0.5));
+    FILE* f = fopen("capi_u.xmf", "r");
+    char text[4096] = {0};
+    CHECK(f != NULL, "capi_u.xmf was not written");
+    if (f) {
+      fread(text, 1, sizeof text - 1, f);
+      fclose(f);
+    }
+    CHECK(strstr(text, "Dimensions=\"4 5 6\"") != NULL, "xmf dimensions: %s", text);
+    CHECK(strstr(text, ">capi_u.h5:/fields/u<") != NULL, "xmf dataset path: %s", text);
+    CHECK(strstr(text, "Precision=\"8\"") != NULL, "xmf precision: %s", text);
+    CHECK(tessera_write_xdmf("capi_v.xmf", "v.h5", "v", 1, shape, TESSERA_F64, 1.0) == TESSERA_ERROR_INVALID_ARGUMENT,
+          "a 1-D XDMF grid");
+    CHECK(tessera_write_xdmf("capi_v.xmf", "v.h5", "v", 3, shape, TESSERA_C64, 1.0) == TESSERA_ERROR_IO,
+          "an XDMF grid of complex values");
+    CHECK(tessera_write_xdmf("capi_v.xmf", "v.h5", "v", 3, shape, TESSERA_F64, 0.0) == TESSERA_ERROR_INVALID_ARGUMENT,
+          "spacing 0");
+  }
 }

@@ -268,6 +268,11 @@ tessera_status tessera_load_zarr(tessera_array a, const char* dir);
 tessera_status tessera_save_hdf5(tessera_array a, const char* path, const char* name, const int64_t* chunks,
                                  int deflate);
 tessera_status tessera_load_hdf5(tessera_array a, const char* path, const char* name);
+/* The XDMF sidecar (ParaView, VisIt) of dataset `name` of HDF5 file `h5` (a path relative to the
+ * .xmf file): node values of a uniform 2-D or 3-D grid of `shape`, `spacing` apart, origin 0; real
+ * and integer dtypes. Local: one rank calls it. */
+tessera_status tessera_write_xdmf(const char* xmf, const char* h5, const char* name, int ndim, const int64_t* shape,
+                                 tessera_dtype dtype, double spacing);
 /* Checkpoints: named arrays plus step, time and string attributes, replaced atomically at commit. */
 tessera_status tessera_checkpoint_writer_create(tessera_grid grid, const char* dir, tessera_checkpoint_writer* out);
 tessera_status tessera_checkpoint_set_step(tessera_checkpoint_writer w, int64_t step);
