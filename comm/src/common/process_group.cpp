@@ -38,7 +38,7 @@ State::State(MPI_Comm user) {
 namespace {
 // This process's emulated node on its real node (TESSERA_EMULATE_NODES), numbered from the world
 // group's ranks so that every group agrees: -1 until the world group is made.
-int emulated_node = -1;
+int emulated_node_ = -1;
 
 // NCCL takes ranks with different host ids for ranks of different hosts (network transport, no
 // refusal of two ranks on one GPU); on one machine its sockets go over loopback. The caller's own
@@ -55,11 +55,12 @@ void tell_nccl_the_emulated_node(int node) {
 // Splits node_comm (the ranks of this group on this real node) into the emulated nodes: the
 // world's node-local ranks in k contiguous blocks.
 void State::split_into_emulated_node(int k, bool is_world) {
-  if (emulated_node < 0 && is_world) {
-    emulated_node = static_cast<int>(static_cast<long long>(local_rank) * k / local_size);
-    tell_nccl_the_emulated_node(emulated_node);
+  if (emulated_node_ < 0 && is_world) {
+    emulated_node_ = static_cast<int>(static_cast<long long>(local_rank) * k / local_size);
+    tell_nccl_the_emulated_node(emulated_node_);
   }
-  const int color = emulated_node >= 0 ? emulated_node : static_cast<int>(static_cast<long long>(local_rank) * k / local_size);
+  const int color =
+      emulated_node_ >= 0 ? emulated_node_ : static_cast<int>(static_cast<long long>(local_rank) * k / local_size);
   MPI_Comm emulated = MPI_COMM_NULL;
   TESSERA_CHECK_MPI(MPI_Comm_split(node_comm, color, rank, &emulated));
   TESSERA_CHECK_MPI(MPI_Comm_free(&node_comm));
@@ -133,6 +134,7 @@ int ProcessGroup::rank() const noexcept { return state_->rank; }
 int ProcessGroup::size() const noexcept { return state_->size; }
 int ProcessGroup::local_rank() const noexcept { return state_->local_rank; }
 int ProcessGroup::local_size() const noexcept { return state_->local_size; }
+int ProcessGroup::emulated_node() noexcept { return emulated_node_; }
 MPI_Comm ProcessGroup::mpi_comm() const noexcept { return state_->comm; }
 
 void ProcessGroup::barrier() const {

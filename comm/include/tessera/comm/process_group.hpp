@@ -70,9 +70,13 @@ class ProcessGroup {
   /// This rank's index in the group, and the group's size.
   int rank() const noexcept;
   int size() const noexcept;
-  /// Rank and size among the ranks of this group on the same node (MPI_Comm_split_type).
+  /// Rank and size among the ranks of this group on the same node (MPI_Comm_split_type; the
+  /// same emulated node where TESSERA_EMULATE_NODES > 1).
   int local_rank() const noexcept;
   int local_size() const noexcept;
+  /// This process's emulated node on its real node (TESSERA_EMULATE_NODES > 1; NCCL is given the
+  /// host id "<hostname>-tessera-emulated-node-<n>"), or -1.
+  static int emulated_node() noexcept;
   /// The group's own (duplicated) MPI communicator.
   MPI_Comm mpi_comm() const noexcept;
 
