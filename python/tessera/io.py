@@ -95,9 +95,24 @@ def save_hdf5(path, a, name="data", chunks=None, compression=None, compression_o
     _tessera.save_hdf5(a._handle(), os.fspath(path), str(name), ch, level)
     if xdmf:
         xmf = os.path.splitext(os.fspath(path))[0] + ".xmf" if xdmf is True else os.fspath(xdmf)
-        if a._rt.rank == 0:
-            write_xdmf(xmf, path, name, a.shape, a.dtype, spacing)
-        a._rt.comm.Barrier()
+        _on_rank_0(a._rt, write_xdmf, xmf, path, name, a.shape, a.dtype, spacing)
+
+
+def _on_rank_0(rt, fn, *args):
+    """fn(*args) on rank 0 alone; every rank returns when it is done, or raises what it raised
+    (collective: the others never wait for a rank 0 that failed)."""
+    error = None
+    if rt.rank == 0:
+        try:
+            fn(*args)
+        except Exception as e:  # noqa: BLE001 (given to every rank below)
+            error = e
+    failed = rt.comm.bcast(None if error is None else (type(error), str(error)), root=0)
+    if error is not None:
+        raise error
+    if failed is not None:
+        kind, message = failed
+        raise kind(f"on rank 0: {message}")
 
 
 def write_xdmf(xmf, h5, name, shape, dtype, spacing=1.0):

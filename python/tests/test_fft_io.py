@@ -144,3 +144,7 @@ def test_xdmf_sidecar(shared_dir, runtime):
         return  # no parallel HDF5 in this build: the sidecar alone is checked above
     text = open(os.path.join(shared_dir, "with_sidecar.xmf")).read()
     assert "with_sidecar.h5:/u" in text and 'Dimensions="6 5 4"' in text
+    # Rank 0 cannot describe complex values: every rank raises (none waits for it).
+    with pytest.raises(ts.IoError):
+        ts.io.save_hdf5(os.path.join(shared_dir, "complex.h5"), ts.asarray(x.astype(np.complex128), split=0),
+                        name="c", xdmf=True)
