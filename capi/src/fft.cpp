@@ -102,6 +102,14 @@ fft::Norm to_norm(tessera_fft_norm n) {
   throw InvalidArgument("norm " + std::to_string(static_cast<int>(n)) + " is not a tessera_fft_norm");
 }
 
+// Whether `direction` is TESSERA_FFT_FORWARD (InvalidArgument for neither direction).
+bool is_forward(tessera_fft_direction direction) {
+  if (direction != TESSERA_FFT_FORWARD && direction != TESSERA_FFT_BACKWARD)
+    throw InvalidArgument("direction " + std::to_string(static_cast<int>(direction)) +
+                          " is neither TESSERA_FFT_FORWARD nor TESSERA_FFT_BACKWARD");
+  return direction == TESSERA_FFT_FORWARD;
+}
+
 }  // namespace
 
 extern "C" {
@@ -159,10 +167,7 @@ tessera_status tessera_fft_execute(tessera_fft_plan p, tessera_fft_direction dir
     auto plan = get<PlanBase>(Kind::plan, p.id, "plan");
     auto x = get_array(in, "in");
     auto y = get_array(out, "out");
-    if (direction != TESSERA_FFT_FORWARD && direction != TESSERA_FFT_BACKWARD)
-      throw InvalidArgument("direction " + std::to_string(static_cast<int>(direction)) +
-                            " is neither TESSERA_FFT_FORWARD nor TESSERA_FFT_BACKWARD");
-    plan->execute(direction == TESSERA_FFT_FORWARD, *x, *y, to_norm(norm));
+    plan->execute(is_forward(direction), *x, *y, to_norm(norm));
   });
 }
 
@@ -172,10 +177,7 @@ tessera_status tessera_fft_execute_new(tessera_fft_plan p, tessera_fft_direction
     need(out, "out");
     auto plan = get<PlanBase>(Kind::plan, p.id, "plan");
     auto x = get_array(in, "in");
-    if (direction != TESSERA_FFT_FORWARD && direction != TESSERA_FFT_BACKWARD)
-      throw InvalidArgument("direction " + std::to_string(static_cast<int>(direction)) +
-                            " is neither TESSERA_FFT_FORWARD nor TESSERA_FFT_BACKWARD");
-    *out = plan->execute_new(direction == TESSERA_FFT_FORWARD, *x, to_norm(norm));
+    *out = plan->execute_new(is_forward(direction), *x, to_norm(norm));
   });
 }
 

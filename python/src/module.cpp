@@ -155,8 +155,6 @@ void fill_random(std::uint64_t id, const std::string& kind, std::uint64_t seed, 
 
 local::jit::Kernel ir_kernel(const std::vector<std::array<int, 6>>& nodes, int out_dtype, int rank, bool linear);
 
-local::jit::Kernel ir_kernel(const std::vector<std::array<int, 6>>& nodes, int out_dtype, int rank, bool linear);
-
 // One fused elementwise kernel of the runtime kernel compiler (NVRTC) on the runtime's GPU, for
 // one output geometry and operand strides: made (and compiled, once per structure) when an
 // expression of this shape is first assigned, then launched with new pointers and scalars per call

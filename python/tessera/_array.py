@@ -617,8 +617,18 @@ class Broadcast:
 _plans = {}
 
 
-def _in_elements(itemsize, byte_strides):
+def in_elements(itemsize, byte_strides):
     return [x // itemsize for x in byte_strides]
+
+
+def run_ordered(foreign, fn, *args):
+    """fn(*args), work on Tessera's stream, ordered after and before the streams of the arrays
+    `foreign` (handles of arrays over a caller's memory and stream: from_shards)."""
+    if foreign:
+        _tessera.streams_before(foreign)
+    fn(*args)
+    if foreign:
+        _tessera.streams_after(foreign)
 
 
 def launch(dst, e):
@@ -648,11 +658,8 @@ def launch(dst, e):
         if len(_plans) >= 1024:
             _plans.clear()
         plan = _plans[key] = _tessera.JitPlan(
-            L.nodes, _dtypes.code(dst.dtype), list(shape), _in_elements(dst.dtype.itemsize, strides),
-            [_in_elements(a.dtype.itemsize, g) for a, g in zip(operands, geometry)], linear)
-    if dst._foreign or foreign:
-        _tessera.streams_before(foreign + [dst._id] * dst._foreign)
-        plan.launch(out, views, L.scalars)
-        _tessera.streams_after([dst._id] * dst._foreign + foreign)
-        return
-    plan.launch(out, views, L.scalars)
+            L.nodes, _dtypes.code(dst.dtype), list(shape), in_elements(dst.dtype.itemsize, strides),
+            [in_elements(a.dtype.itemsize, g) for a, g in zip(operands, geometry)], linear)
+    if dst._foreign:
+        foreign.append(dst._id)
+    run_ordered(foreign, plan.launch, out, views, L.scalars)

@@ -54,7 +54,7 @@ class Const:
 
 class Node:
     """ufunc(*args) of NumPy's result dtype; op and operand: its IR operation and the type it
-    computes in (see Lowered.operand_type; None until first lowered)."""
+    computes in (Lowered.operand_type), set by node() (None for casts and host-only ufuncs)."""
     __slots__ = ("ufunc", "args", "dtype", "op", "operand")
 
     def __init__(self, ufunc, args, dtype, op=None, operand=None):

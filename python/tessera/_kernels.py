@@ -7,7 +7,7 @@ expressions."""
 import numpy as np
 
 from . import _dtypes, _tessera
-from ._array import check_compatible, ndarray
+from ._array import check_compatible, in_elements, ndarray, run_ordered
 from ._errors import BackendUnavailable
 
 _CONCRETE = {"bool": np.bool_, "int32": np.int32, "int64": np.int64, "float32": np.float32, "float64": np.float64,
@@ -61,11 +61,8 @@ class ElementwiseKernel:
         if 0 in like._view(False)[1]:
             return _result(outputs)  # this rank holds no element
         foreign = [a._id for a in args if isinstance(a, ndarray) and a._foreign]
-        if foreign:
-            _tessera.streams_before(foreign)
-        _tessera.run_string_kernel(self.in_params, self.out_params, self.operation, self.name, packed)
-        if foreign:
-            _tessera.streams_after(foreign)
+        run_ordered(foreign, _tessera.run_string_kernel, self.in_params, self.out_params, self.operation, self.name,
+                    packed)
         return _result(outputs)
 
     def _output_dtypes(self, inputs):
@@ -87,7 +84,7 @@ class ElementwiseKernel:
         if isinstance(a, ndarray):
             a._handle()
             address, shape, strides = a._view(False)
-            return (_dtypes.code(a.dtype), False, address, list(shape), [s // a.dtype.itemsize for s in strides], b"")
+            return (_dtypes.code(a.dtype), False, address, list(shape), in_elements(a.dtype.itemsize, strides), b"")
         if isinstance(a, (bool, int, float, complex, np.generic)):
             v = np.asarray(a)
             d = _dtypes.dtype_of(v.dtype)

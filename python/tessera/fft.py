@@ -49,18 +49,18 @@ def _plan_with_output(rt, layout, kind):
     return None
 
 
-def _transform(rt, p, direction, x, norm, like, layout, dtype, key, out=None):
+def _transform(rt, p, direction, x, norm, layout, dtype, key, out=None):
     """Runs plan p on x: into a new array (the plan's own result, no copy), or into `out`
     (NumPy's out=, where it fits exactly; one copy more)."""
     if out is None:
         h = _tessera.fft_execute_new(p, direction, x._handle(), _norm(norm))
-        return ndarray(rt, key, dtype, like.device, layout=layout, handle=h)
+        return ndarray(rt, key, dtype, x.device, layout=layout, handle=h)
     if not isinstance(out, ndarray):
         raise TypeError(f"out must be a tessera.ndarray, not {type(out).__name__}")
     if out.dtype != dtype:
         raise DtypeMismatch(f"out is {out.dtype}, the transform gives {np.dtype(dtype)} (rank {rt.rank})")
-    if out.device != like.device:
-        raise DeviceMismatch(f"out is on {out.device}, the transform on {like.device} (rank {rt.rank})")
+    if out.device != x.device:
+        raise DeviceMismatch(f"out is on {out.device}, the transform on {x.device} (rank {rt.rank})")
     if out._layout != layout and not _tessera.layouts_equal(out._layout, layout):
         raise LayoutMismatch(f"out (shape {out.shape}, split {out.split}) does not lie like the transform's result "
                              f"(rank {rt.rank}): pass an earlier result of the same transform")
@@ -78,7 +78,7 @@ def fftn(a, s=None, axes=None, norm=None, out=None):
     # A 1-D transform over several ranks comes out in the four-step's transposed order unless its
     # output keeps the input's layout (natural order, what NumPy users expect).
     p, _, lout, _ = _plan(rt, x, _C2C, same_layout=x.ndim == 1)
-    return _transform(rt, p, _FORWARD, x, norm, x, lout, x.dtype, x._key if x.ndim == 1 else ("fft", lout), out)
+    return _transform(rt, p, _FORWARD, x, norm, lout, x.dtype, x._key if x.ndim == 1 else ("fft", lout), out)
 
 
 def ifftn(a, s=None, axes=None, norm=None, out=None):
@@ -92,7 +92,7 @@ def ifftn(a, s=None, axes=None, norm=None, out=None):
     else:  # a spectrum of tessera's making on another layout: a plan that keeps x's layout
         p, _, _, _ = _plan(rt, x, _C2C, same_layout=True)
         layout, key = x._layout, x._key
-    return _transform(rt, p, _BACKWARD, x, norm, x, layout, x.dtype, key, out)
+    return _transform(rt, p, _BACKWARD, x, norm, layout, x.dtype, key, out)
 
 
 def rfftn(a, s=None, axes=None, norm=None, out=None):
@@ -103,7 +103,7 @@ def rfftn(a, s=None, axes=None, norm=None, out=None):
         a = a.astype(np.float64)
     rt = a._rt
     p, _, lout, _ = _plan(rt, a, _R2C)
-    return _transform(rt, p, _FORWARD, a, norm, a, lout, _dtypes.complex_of(a.dtype), ("fft", lout), out)
+    return _transform(rt, p, _FORWARD, a, norm, lout, _dtypes.complex_of(a.dtype), ("fft", lout), out)
 
 
 def irfftn(a, s=None, axes=None, norm=None, out=None):
@@ -118,7 +118,7 @@ def irfftn(a, s=None, axes=None, norm=None, out=None):
     info = _tessera.layout_info(layout)
     if s is not None and tuple(s) != tuple(info["shape"]):
         raise NotImplementedError("tessera.fft.irfftn: s= other than the forward transform's shape")
-    return _transform(rt, p, _BACKWARD, a, norm, a, layout, real, key, out)
+    return _transform(rt, p, _BACKWARD, a, norm, layout, real, key, out)
 
 
 def fft(a, n=None, axis=-1, norm=None):
