@@ -140,6 +140,7 @@ class ndarray(_Shaped):
         if not order:
             self.split = None
         self._views, self._foreign = None, False  # _foreign: over a caller's memory and stream (from_shards)
+        self._last = None  # the kernel of the last expression assigned to it (launch())
         if handle is None and expr is None:
             self._allocate()
         elif handle is not None:
@@ -151,7 +152,7 @@ class ndarray(_Shaped):
         operator: a copy of like's geometry, no call into the library)."""
         a = cls.__new__(cls)
         a._rt, a._key, a.dtype, a.device, a._layout = like._rt, like._key, e.dtype, like.device, like._layout
-        a._id, a._keep, a._expr, a._views, a._foreign = None, None, e, None, False
+        a._id, a._keep, a._expr, a._views, a._foreign, a._last = None, None, e, None, False, None
         a.shape, a._lo, a._hi, a._padded, a.halo, a.split = (like.shape, like._lo, like._hi, like._padded, like.halo,
                                                               like.split)
         return a
@@ -406,7 +407,7 @@ class ndarray(_Shaped):
         return self._unary(np.logical_not)
 
     def __setitem__(self, key, value):
-        if not _whole_key(key):
+        if key is not Ellipsis and not _whole_key(key):
             from . import _slicing
             return _slicing.put(self, key, value)
         o = self._operand(value)
@@ -501,11 +502,13 @@ class ndarray(_Shaped):
         return _functions.all(self, axis=axis, keepdims=keepdims)
 
 
+def _whole(k):
+    return k is Ellipsis or (isinstance(k, slice) and k == slice(None))
+
+
 def _whole_key(key):
     """Whether an index selects the whole array (z[...] = e, z[:] = e)."""
-    def whole(k):
-        return k is Ellipsis or (isinstance(k, slice) and k == slice(None))
-    return whole(key) or (isinstance(key, tuple) and all(whole(k) for k in key))
+    return _whole(key) or (isinstance(key, tuple) and all(_whole(k) for k in key))
 
 
 class _HostView:
@@ -631,9 +634,32 @@ def run_ordered(foreign, fn, *args):
         _tessera.streams_after(foreign)
 
 
+class _Repeat:
+    """What launching an expression into one destination again needs, when it reads the same
+    arrays (the same view objects: an array's are made once and its memory never moves)."""
+    __slots__ = ("sig", "views", "plan", "out", "pointers", "wants", "foreign")
+
+    def __init__(self, e, plan, out, pointers, wants, foreign):
+        self.sig, self.views, self.plan, self.out = e.sig, tuple(a._views for a in e.leaves), plan, out
+        self.pointers, self.wants, self.foreign = pointers, wants, foreign
+
+    def matches(self, e):
+        if e.sig != self.sig or len(e.leaves) != len(self.views):
+            return False
+        for a, v in zip(e.leaves, self.views):
+            if a._views is not v or a._id is None:  # another array, or a freed one
+                return False
+        return True
+
+
 def launch(dst, e):
     """One fused kernel of the runtime kernel compiler: dst's interior = e. The per-call path of
-    small expressions: lowering, one dict lookup, one launch."""
+    small expressions: where dst last took an expression of this structure over the same arrays,
+    one launch with the new scalars; else lowering, one dict lookup, one launch."""
+    last = dst._last
+    if last is not None and last.matches(e):
+        scalars = [_expr.scalar_bytes(c.value, w) for c, w in zip(e.consts, last.wants)]
+        return run_ordered(last.foreign, last.plan.launch, last.out, last.pointers, scalars)
     L = _expr.lower(e, dst.dtype)
     out, shape, strides = dst._view(False)
     if 0 in shape:
@@ -662,4 +688,9 @@ def launch(dst, e):
             [in_elements(a.dtype.itemsize, g) for a, g in zip(operands, geometry)], linear)
     if dst._foreign:
         foreign.append(dst._id)
+    dst._last = None
+    # Remembered where e reads plain arrays (not broadcast ones) and each scalar once (a subtree
+    # e holds twice lowers once: its scalars would not line up with e.consts).
+    if len(L.wants) == len(e.consts) and all(type(a) is ndarray for a in e.leaves):
+        dst._last = _Repeat(e, plan, out, views, L.wants, foreign)
     run_ordered(foreign, plan.launch, out, views, L.scalars)

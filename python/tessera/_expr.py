@@ -37,35 +37,61 @@ _COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
 _LOGICAL = {"logical_and", "logical_or", "logical_not"}
 
 
+# Every expression has, besides its dtype:
+#   sig     its structure and types, hashable, without the arrays' identities or the scalars'
+#           values where their types alone decide (what its lowering depends on);
+#   leaves  the arrays it reads, depth first, repeats included;
+#   consts  its scalars, depth first;
+#   tkey    what NumPy's result types depend on (_type_key).
+# They are built as the tree is, so that a repeated assignment finds its kernel without lowering.
 class Leaf:
-    __slots__ = ("array", "dtype")
+    __slots__ = ("array", "dtype", "sig", "leaves", "consts", "tkey")
 
     def __init__(self, array):
         self.array, self.dtype = array, array.dtype
+        self.sig = self.tkey = self.dtype
+        self.leaves, self.consts = (array,), ()
 
 
 class Const:
-    __slots__ = ("value", "dtype")
+    __slots__ = ("value", "dtype", "sig", "leaves", "consts", "tkey")
 
     def __init__(self, value):
         self.value = value
         self.dtype = np.asarray(value).dtype  # the value's own type; promotion uses the value itself
+        self.tkey = _type_key(self)
+        self.sig, self.leaves, self.consts = ("scalar", self.tkey), (), (self,)
+
+
+def _compose(e, head, args):
+    """e's sig, leaves and consts from its arguments'."""
+    e.tkey = e.dtype
+    e.sig = (head, e.dtype) + tuple(a.sig for a in args)
+    e.leaves = tuple(x for a in args for x in a.leaves)
+    e.consts = tuple(x for a in args for x in a.consts)
 
 
 class Node:
     """ufunc(*args) of NumPy's result dtype; op and operand: its IR operation and the type it
     computes in (Lowered.operand_type), set by node() (None for casts and host-only ufuncs)."""
-    __slots__ = ("ufunc", "args", "dtype", "op", "operand")
+    __slots__ = ("ufunc", "args", "dtype", "op", "operand", "sig", "leaves", "consts", "tkey")
 
     def __init__(self, ufunc, args, dtype, op=None, operand=None):
         self.ufunc, self.args, self.dtype, self.op, self.operand = ufunc, args, dtype, op, operand
+        if len(args) == 2:  # (the common case, spelled out: it runs on every operator)
+            a, b = args
+            self.sig, self.tkey = (ufunc, dtype, a.sig, b.sig), dtype
+            self.leaves, self.consts = a.leaves + b.leaves, a.consts + b.consts
+        else:
+            _compose(self, ufunc, args)
 
 
 class Where:
-    __slots__ = ("args", "dtype")
+    __slots__ = ("args", "dtype", "sig", "leaves", "consts", "tkey")
 
     def __init__(self, args, dtype):
         self.args, self.dtype = args, dtype
+        _compose(self, "where", args)
 
 
 def _probe(x):
@@ -91,7 +117,7 @@ def _type_key(x):
 
 def node(ufunc, args):
     """The node ufunc(*args) with NumPy's result dtype (TypeError where NumPy has no loop)."""
-    key = (ufunc, _type_key(args[0]), _type_key(args[1])) if len(args) == 2 else (ufunc,) + tuple(map(_type_key, args))
+    key = (ufunc, args[0].tkey, args[1].tkey) if len(args) == 2 else (ufunc,) + tuple(a.tkey for a in args)
     try:
         known = _result_types.get(key)
     except TypeError:  # an unhashable scalar value
@@ -146,7 +172,7 @@ def leaves(e, out=None):
 _scalars = {}
 
 
-def _scalar_bytes(value, dtype):
+def scalar_bytes(value, dtype):
     """A scalar's bytes in dtype, remembered (bounded) for the values expressions repeat."""
     key = (type(value), value, dtype)
     try:
@@ -161,10 +187,11 @@ def _scalar_bytes(value, dtype):
 
 
 class Lowered:
-    """The IR node list ((op, dtype code, a, b, c, slot) tuples), operands and scalar bytes."""
+    """The IR node list ((op, dtype code, a, b, c, slot) tuples), operands, scalar bytes and the
+    type each scalar is converted to."""
 
     def __init__(self):
-        self.nodes, self.operands, self.scalars = [], [], []
+        self.nodes, self.operands, self.scalars, self.wants = [], [], [], []
 
     def signature(self):
         """The structure and types of the lowered kernel, hashable (the operands' dtypes are in
@@ -194,16 +221,17 @@ def lower(e, out_dtype):
     reads it, each shared node is computed once, and a cast sits wherever NumPy converts a
     value. (This runs on every assignment of a GPU expression: one plain function.)"""
     L = Lowered()
-    _emit(e, np.dtype(out_dtype), L.nodes, L.operands, L.scalars, {})
+    _emit(e, np.dtype(out_dtype), L.nodes, L.operands, L.scalars, L.wants, {})
     return L
 
 
-def _emit(e, want, nodes, operands, scalars, done):
+def _emit(e, want, nodes, operands, scalars, wants, done):
     """The node of e converted to dtype `want`, appended to nodes (with its operands, scalars)."""
     codes = _dtypes.CODES
     t = type(e)
     if t is Const:
-        scalars.append(_scalar_bytes(e.value, want))
+        scalars.append(scalar_bytes(e.value, want))
+        wants.append(want)
         nodes.append((_SCALAR, codes[want], -1, -1, -1, len(scalars) - 1))
         return len(nodes) - 1
     key = id(e.array) if t is Leaf else id(e)
@@ -213,19 +241,19 @@ def _emit(e, want, nodes, operands, scalars, done):
             operands.append(e.array)
             nodes.append((_LOAD, codes[e.dtype], -1, -1, -1, len(operands) - 1))
         elif t is Where:
-            c = _emit(e.args[0], _BOOL, nodes, operands, scalars, done)
-            x = _emit(e.args[1], e.dtype, nodes, operands, scalars, done)
-            y = _emit(e.args[2], e.dtype, nodes, operands, scalars, done)
+            c = _emit(e.args[0], _BOOL, nodes, operands, scalars, wants, done)
+            x = _emit(e.args[1], e.dtype, nodes, operands, scalars, wants, done)
+            y = _emit(e.args[2], e.dtype, nodes, operands, scalars, wants, done)
             nodes.append((_WHERE, codes[e.dtype], c, x, y, -1))
         elif e.ufunc is None:  # astype: a conversion
-            i = _emit(e.args[0], e.dtype, nodes, operands, scalars, done)
+            i = _emit(e.args[0], e.dtype, nodes, operands, scalars, wants, done)
         else:
             if e.op is None:
                 raise NotImplementedError(f"{e.ufunc.__name__} has no GPU kernel in the runtime kernel compiler "
                                           "yet (it runs on host arrays)")
             args = e.args
-            a = _emit(args[0], e.operand, nodes, operands, scalars, done)
-            b = _emit(args[1], e.operand, nodes, operands, scalars, done) if len(args) > 1 else -1
+            a = _emit(args[0], e.operand, nodes, operands, scalars, wants, done)
+            b = _emit(args[1], e.operand, nodes, operands, scalars, wants, done) if len(args) > 1 else -1
             nodes.append((IR[e.op], codes[e.dtype], a, b, -1, -1))
         if i is None:
             i = len(nodes) - 1

@@ -107,6 +107,68 @@ def test_lazy_until_read_and_fused_assignment():
     same(z.numpy(), x * y)
 
 
+def test_repeated_assignments_read_their_own_arrays_and_scalars():
+    """A destination remembers the kernel of its last expression (GPU arrays): the same structure
+    over other arrays, other scalars or another shape of tree must not reuse it."""
+    a, b, x, y = pair(np.float64)
+    c = ts.asarray(x * 3, split=0)
+    z = ts.zeros(SHAPE, split=0)
+    for k in range(3):
+        z[...] = a + b
+        same(z.numpy(), x + y)
+        z[...] = c + b  # same structure, another array
+        same(z.numpy(), x * 3 + y)
+        z[...] = a * (k + 0.5)  # a new scalar each time
+        same(z.numpy(), x * (k + 0.5))
+        z[...] = a + a  # one array read twice
+        same(z.numpy(), x + x)
+        z[...] = b + a
+        same(z.numpy(), y + x)
+    d = ts.asarray(y, split=0)
+    z[...] = d * b
+    same(z.numpy(), y * y)
+    del d
+    e = ts.asarray(x, split=0)  # may reuse d's memory and handle slot
+    z[...] = e * b
+    same(z.numpy(), x * y)
+
+
+def test_repeated_assignment_cache_checks_identity(monkeypatch):
+    """The per-destination kernel of launch(), with a recording stand-in for the GPU's kernels:
+    hit only for the same arrays (pointers) and structure, with each call's scalars."""
+    from tessera import _array
+    calls, made = [], []
+
+    class Plan:
+        def __init__(self, nodes, *args):
+            made.append(tuple(nodes))
+
+        def launch(self, out, pointers, scalars):
+            calls.append((out, tuple(pointers), tuple(scalars)))
+
+    monkeypatch.setattr(_tessera, "JitPlan", Plan)
+    monkeypatch.setattr(_array, "_plans", {})
+    a, b, x, y = pair(np.float64)
+    c = ts.asarray(x, split=0)
+    z = ts.zeros(SHAPE, split=0)
+    ptr = lambda t: t._view(False)[0]
+    run = lambda e: _array.launch(z, e._expr)
+    run(a + b)
+    run(a + b)
+    assert len(made) == 1 and calls[0] == calls[1] == (ptr(z), (ptr(a), ptr(b)), ())
+    run(c + b)
+    assert calls[-1][1] == (ptr(c), ptr(b)) and len(made) == 1  # another array: same plan, new pointers
+    run(a * 2.0)
+    run(a * 3.0)
+    assert calls[-2][2] == (np.float64(2).tobytes(),) and calls[-1][2] == (np.float64(3).tobytes(),)
+    run(a + a)
+    assert calls[-1][1] == (ptr(a),)  # loaded once
+    run(a + c)
+    assert calls[-1][1] == (ptr(a), ptr(c))
+    run(a - c)
+    assert made[-1] != made[0]  # another structure: its own plan
+
+
 def test_inplace():
     a, b, x, y = pair(np.float64)
     a += b

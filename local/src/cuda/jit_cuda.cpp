@@ -1,6 +1,8 @@
 // The kernel compiler's CUDA side (jit/compiler.hpp): NVRTC to a cubin for the device's
 // architecture, loaded by the CUDA runtime's library API (cudaLibraryLoadData: no libcuda link,
 // so the library still loads on machines without a driver) and launched on the given stream.
+#include <cuda.h>  // the driver's types only: its entry points come through the runtime
+#include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
 #include <nvrtc.h>
 
@@ -79,16 +81,50 @@ std::vector<char> compile_cubin(const std::string& source, const std::string& na
 }
 
 namespace {
-// A kernel loaded from its cubin; unloaded with the context that keeps it.
+// The driver's cuKernelGetFunction and cuLaunchKernel, through the runtime (no libcuda link);
+// null where the driver lacks them. The runtime's cudaLaunchKernel of a library kernel looks up
+// the context's function on every call; launching that function directly is the cheaper per-call
+// path of small kernels (docs/performance/python.md).
+struct DriverLaunch {
+  PFN_cuKernelGetFunction_v12000 get_function = nullptr;
+  PFN_cuLaunchKernel_v4000 launch = nullptr;
+  PFN_cuGetErrorName_v6000 error_name = nullptr;
+};
+const DriverLaunch& driver_launch() {
+  static const DriverLaunch d = [] {
+    DriverLaunch r;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuKernelGetFunction", reinterpret_cast<void**>(&r.get_function), 12000,
+                                         cudaEnableDefault, &q) != cudaSuccess || q != cudaDriverEntryPointSuccess)
+      r.get_function = nullptr;
+    if (cudaGetDriverEntryPointByVersion("cuLaunchKernel", reinterpret_cast<void**>(&r.launch), 4000,
+                                         cudaEnableDefault, &q) != cudaSuccess || q != cudaDriverEntryPointSuccess)
+      r.launch = nullptr;
+    if (cudaGetDriverEntryPointByVersion("cuGetErrorName", reinterpret_cast<void**>(&r.error_name), 6000,
+                                         cudaEnableDefault, &q) != cudaSuccess || q != cudaDriverEntryPointSuccess)
+      r.error_name = nullptr;
+    (void)cudaGetLastError();
+    if (!r.get_function || !r.launch) r = {};
+    return r;
+  }();
+  return d;
+}
+
+// A kernel loaded from its cubin (with the current context's function of it where the driver
+// gives one); unloaded with the context that keeps it.
 struct LoadedKernel {
   cudaLibrary_t library = nullptr;
   cudaKernel_t kernel = nullptr;
+  CUfunction function = nullptr;
   LoadedKernel(const std::vector<char>& image, const std::string& name) {
     TESSERA_CHECK_CUDA(cudaLibraryLoadData(&library, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0));
     if (const cudaError_t e = cudaLibraryGetKernel(&kernel, library, name.c_str()); e != cudaSuccess) {
       (void)cudaLibraryUnload(library);  // the destructor does not run for a throwing constructor
       TESSERA_CHECK_CUDA(e);
     }
+    if (const auto& d = driver_launch(); d.get_function &&
+        d.get_function(&function, reinterpret_cast<CUkernel>(kernel)) != CUDA_SUCCESS)
+      function = nullptr;  // cudaLaunchKernel then
   }
   LoadedKernel(const LoadedKernel&) = delete;
   LoadedKernel& operator=(const LoadedKernel&) = delete;
@@ -134,56 +170,12 @@ cudaKernel_t kernel_for(const std::string& kernel_key, const std::string& name, 
 struct Dims {
   long long v[6];
 };
-}  // namespace
 
-Origin launch(const Kernel& k, const Args& a, Device device, const Stream& s) { return launch(k, k.key(), a, device, s); }
-
-Origin launch(const Kernel& k, const std::string& key, const Args& a, Device device, const Stream& s) {
-  if (!device.is_cuda()) throw InvalidArgument("jit::launch: " + device.str() + " is not a CUDA device");
-  DeviceGuard guard(device);
-  Origin origin = Origin::memory;
-  const std::string name = kernel_name(key);
-  const cudaKernel_t fn = kernel_for(key, name, device.index(), origin, [&](int arch) {
-    return cubin_for(k, name, arch, DiskCache(settings().kernel_cache_dir), &origin);
-  });
-  if (a.n == 0) return origin;
-  // Each parameter's value, in the generated signature's order (jit_ir.cpp params()).
-  const int R = k.rank;
-  Dims shape{}, ostr{};
-  std::vector<Dims> strides(a.operands.size());
-  std::vector<const void*> ptrs(a.operands.size());
-  for (int d = 0; d < R; ++d) shape.v[d] = a.shape[d], ostr.v[d] = a.out_strides[d];
-  long long n = a.n;
-  void* out = a.out;
-  std::vector<void*> params{&out, &n};
-  if (!k.linear) params.insert(params.end(), {&shape, &ostr});
-  for (std::size_t i = 0; i < a.operands.size(); ++i) {
-    ptrs[i] = a.operands[i].ptr;
-    for (int d = 0; d < R; ++d) strides[i].v[d] = a.operands[i].strides[d];
-    params.push_back(&ptrs[i]);
-    if (!k.linear) params.push_back(&strides[i]);
-  }
-  std::vector<std::array<unsigned char, 16>> scalars = a.scalars;
-  for (auto& sc : scalars) params.push_back(sc.data());
-  // Dims is passed by value with rank R: the kernel reads only its first R entries, and a struct
-  // of R long longs has the layout of the first R of six.
-  // Contiguous: one pass of 256-thread blocks. Strided: 512-thread blocks, at most 64 per
-  // multiprocessor, each thread striding over the rest (measured: docs/performance/jit.md).
-  const int threads = k.linear ? 256 : 512;
-  const long long per_block = k.linear ? static_cast<long long>(threads) * k.unroll() : threads;
-  long long blocks = (n + per_block - 1) / per_block;
-  blocks = k.linear ? std::min(blocks, 1ll << 30) : std::min(blocks, 64ll * multiprocessors(device.index()));
-  TESSERA_CHECK_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(fn), dim3(static_cast<unsigned>(blocks)),
-                                      dim3(threads), params.data(), 0, static_cast<cudaStream_t>(s.native())));
-  return origin;
-}
-
-// ---- Prepared: one kernel, one geometry, many launches ----
-
-struct Prepared::State {
-  std::shared_ptr<const LoadedKernel> loaded;
-  // The parameter values in the generated signature's order (jit_ir.cpp params()); params
-  // points at them, so State never moves (it lives behind a unique_ptr).
+// One launch of a generated kernel: its parameter values in the generated signature's order
+// (jit_ir.cpp params()) and its grid. `params` points into the frame: it never moves.
+// Dims is passed by value with rank R: the kernel reads only its first R entries, and a struct of
+// R long longs has the layout of the first R of six.
+struct Frame {
   void* out = nullptr;
   long long n = 0;
   Dims shape{}, ostr{};
@@ -193,58 +185,109 @@ struct Prepared::State {
   std::vector<void*> params;
   long long blocks = 0;
   int threads = 0;
+  int device_index = 0;
+
+  Frame(const Kernel& k, const Args& a, int device) : out(a.out), n(a.n), scalars(a.scalars), device_index(device) {
+    const int R = k.rank;
+    for (int d = 0; d < R; ++d) shape.v[d] = a.shape[d], ostr.v[d] = a.out_strides[d];
+    const std::size_t m = a.operands.size();
+    ptrs.resize(m);
+    strides.resize(m);
+    params = {&out, &n};
+    if (!k.linear) params.insert(params.end(), {&shape, &ostr});
+    for (std::size_t i = 0; i < m; ++i) {
+      ptrs[i] = a.operands[i].ptr;
+      for (int d = 0; d < R; ++d) strides[i].v[d] = a.operands[i].strides[d];
+      params.push_back(&ptrs[i]);
+      if (!k.linear) params.push_back(&strides[i]);
+    }
+    scalars.resize(static_cast<std::size_t>(k.scalars()));
+    for (auto& sc : scalars) params.push_back(sc.data());
+    // Contiguous: one pass of 256-thread blocks. Strided: 512-thread blocks, at most 64 per
+    // multiprocessor, each thread striding over the rest (measured: docs/performance/jit.md).
+    threads = k.linear ? 256 : 512;
+    const long long per_block = k.linear ? static_cast<long long>(threads) * k.unroll() : threads;
+    blocks = (n + per_block - 1) / per_block;
+    blocks = k.linear ? std::min(blocks, 1ll << 30) : std::min(blocks, 64ll * multiprocessors(device));
+  }
+  Frame(const Frame&) = delete;
+  Frame& operator=(const Frame&) = delete;
+
+  void launch(const LoadedKernel& k, const Stream& s) {
+    if (n == 0) return;
+    const auto stream = static_cast<cudaStream_t>(s.native());
+    if (k.function) {
+      if (const CUresult r = driver_launch().launch(k.function, static_cast<unsigned>(blocks), 1, 1,
+                                                    static_cast<unsigned>(threads), 1, 1, 0, stream, params.data(),
+                                                    nullptr);
+          r != CUDA_SUCCESS) {
+        const char* what = nullptr;
+        if (driver_launch().error_name) driver_launch().error_name(r, &what);
+        throw CudaError("cuLaunchKernel of generated kernel (" + std::to_string(blocks) + " blocks of " +
+                            std::to_string(threads) + ") failed: " + (what ? what : "CUresult") + " (" +
+                            std::to_string(static_cast<int>(r)) + ")",
+                        static_cast<int>(r), Device::cuda(device_index));
+      }
+      return;
+    }
+    TESSERA_CHECK_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(k.kernel), dim3(static_cast<unsigned>(blocks)),
+                                        dim3(threads), params.data(), 0, stream));
+  }
+};
+}  // namespace
+
+Origin launch(const Kernel& k, const Args& a, Device device, const Stream& s) { return launch(k, k.key(), a, device, s); }
+
+Origin launch(const Kernel& k, const std::string& key, const Args& a, Device device, const Stream& s) {
+  if (!device.is_cuda()) throw InvalidArgument("jit::launch: " + device.str() + " is not a CUDA device");
+  DeviceGuard guard(device);
+  Origin origin = Origin::memory;
+  const std::string name = kernel_name(key);
+  const auto loaded = loaded_for(key, name, device.index(), origin, [&](int arch) {
+    return cubin_for(k, name, arch, DiskCache(settings().kernel_cache_dir), &origin);
+  });
+  Frame(k, a, device.index()).launch(*loaded, s);
+  return origin;
+}
+
+// ---- Prepared: one kernel, one geometry, many launches ----
+
+struct Prepared::State {
+  std::shared_ptr<const LoadedKernel> loaded;
+  Frame frame;
+  State(const Kernel& k, const Args& g, int device) : frame(k, g, device) {}
 };
 
-Prepared::Prepared(const Kernel& k, const Args& g, Device device) : state_(std::make_unique<State>()), device_(device) {
+Prepared::Prepared(const Kernel& k, const Args& g, Device device) : device_(device) {
   if (!device.is_cuda()) throw InvalidArgument("jit::Prepared: " + device.str() + " is not a CUDA device");
   DeviceGuard guard(device);
   const std::string key = k.key(), name = kernel_name(key);
   Origin origin = Origin::memory;
-  State& st = *state_;
-  st.loaded = loaded_for(key, name, device.index(), origin, [&](int arch) {
+  state_ = std::make_unique<State>(k, g, device.index());
+  state_->loaded = loaded_for(key, name, device.index(), origin, [&](int arch) {
     return cubin_for(k, name, arch, DiskCache(settings().kernel_cache_dir), &origin);
   });
-  const int R = k.rank;
-  st.n = g.n;
-  for (int d = 0; d < R; ++d) st.shape.v[d] = g.shape[d], st.ostr.v[d] = g.out_strides[d];
-  const std::size_t m = g.operands.size();
-  st.ptrs.assign(m, nullptr);
-  st.strides.assign(m, Dims{});
-  for (std::size_t i = 0; i < m; ++i)
-    for (int d = 0; d < R; ++d) st.strides[i].v[d] = g.operands[i].strides[d];
-  st.scalars.assign(static_cast<std::size_t>(k.scalars()), {});
-  st.params = {&st.out, &st.n};
-  if (!k.linear) st.params.insert(st.params.end(), {&st.shape, &st.ostr});
-  for (std::size_t i = 0; i < m; ++i) {
-    st.params.push_back(&st.ptrs[i]);
-    if (!k.linear) st.params.push_back(&st.strides[i]);
-  }
-  for (auto& sc : st.scalars) st.params.push_back(sc.data());
-  // The launch shape of launch() above.
-  st.threads = k.linear ? 256 : 512;
-  const long long per_block = k.linear ? static_cast<long long>(st.threads) * k.unroll() : st.threads;
-  st.blocks = (st.n + per_block - 1) / per_block;
-  st.blocks = k.linear ? std::min(st.blocks, 1ll << 30) : std::min(st.blocks, 64ll * multiprocessors(device.index()));
 }
 
 Prepared::~Prepared() = default;
 
 void Prepared::launch(void* out, const void* const* operands, std::size_t operand_count,
                       const std::array<unsigned char, 16>* scalars, std::size_t scalar_count, const Stream& s) {
-  State& st = *state_;
-  if (operand_count != st.ptrs.size() || scalar_count != st.scalars.size())
+  Frame& f = state_->frame;
+  if (operand_count != f.ptrs.size() || scalar_count != f.scalars.size())
     throw InvalidArgument("jit::Prepared: " + std::to_string(operand_count) + " operands and " +
                               std::to_string(scalar_count) + " scalars for a kernel of " +
-                              std::to_string(st.ptrs.size()) + " and " + std::to_string(st.scalars.size()),
+                              std::to_string(f.ptrs.size()) + " and " + std::to_string(f.scalars.size()),
                           device_);
-  if (st.n == 0) return;
-  st.out = out;
-  for (std::size_t i = 0; i < operand_count; ++i) st.ptrs[i] = operands[i];
-  for (std::size_t i = 0; i < scalar_count; ++i) st.scalars[i] = scalars[i];
+  f.out = out;
+  std::copy(operands, operands + operand_count, f.ptrs.begin());
+  std::copy(scalars, scalars + scalar_count, f.scalars.begin());
+  // The device was checked when the kernel was made: only switch where another is current.
+  int current = -1;
+  TESSERA_CHECK_CUDA(cudaGetDevice(&current));
+  if (current == device_.index()) return f.launch(*state_->loaded, s);
   DeviceGuard guard(device_);
-  TESSERA_CHECK_CUDA(cudaLaunchKernel(reinterpret_cast<const void*>(st.loaded->kernel),
-                                      dim3(static_cast<unsigned>(st.blocks)), dim3(st.threads), st.params.data(), 0,
-                                      static_cast<cudaStream_t>(s.native())));
+  f.launch(*state_->loaded, s);
 }
 
 namespace {
