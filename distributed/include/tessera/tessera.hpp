@@ -44,7 +44,9 @@
 #include "tessera/comm/nccl_check.hpp"
 #endif
 // distributed: layouts, sharded arrays, the exchange and what is built on it
+#include "tessera/distributed/rule.hpp"
 #include "tessera/distributed/settings.hpp"
+#include "tessera/distributed/tune.hpp"
 #include "tessera/distributed/box.hpp"
 #include "tessera/distributed/grid.hpp"
 #include "tessera/distributed/layout.hpp"

@@ -10,6 +10,7 @@
 #include "../detail/algo_common.hpp"
 #include "../detail/gemm.hpp"
 #include "tessera/distributed/consistency.hpp"
+#include "tessera/distributed/rule.hpp"
 #include "tessera/distributed/redistribute.hpp"
 #include "tessera/local/basic_ops.hpp"
 #include "tessera/local/context_cache.hpp"
@@ -54,7 +55,7 @@ std::vector<Panel> panels_of(const std::vector<index_t>& oa, const std::vector<i
   std::vector<Panel> out;
   for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
     const index_t len = cuts[i + 1] - cuts[i];
-    const index_t w = panel > 0 ? panel : std::min<index_t>(1024, len);
+    const index_t w = panel > 0 ? panel : rule::summa_panel(len);
     for (index_t x = cuts[i]; x < cuts[i + 1]; x += w)
       out.push_back({x, std::min(w, cuts[i + 1] - x), block(oa, x), block(ob, x)});
   }

@@ -3,6 +3,8 @@
 
 #include <sstream>
 
+#include "tessera/local/settings.hpp"
+
 namespace tessera::distributed {
 namespace {
 [[maybe_unused]] const bool registered = (config::layer<Settings>("distributed"), true);
@@ -22,6 +24,12 @@ std::vector<config::Variable> Settings::variables() {
       {"TESSERA_COPY_ENGINE", "0", "0 or 1", "1: pack with copy engines (cudaMemcpy2DAsync) instead of a kernel"},
       {"TESSERA_TRANSPORT", "auto", "auto, nccl, nccl-window, ipc or mpi",
        "how the exchange moves device blocks (see Exchange transports in runtime-and-collectives.md)"},
+      {"TESSERA_TUNE", "wisdom", "off, wisdom or measure",
+       "how transports, chunks, FFT decompositions and SUMMA grids are chosen: the fixed rule, the wisdom file "
+       "(else the rule), or measured at plan time and remembered (see tuning.md)"},
+      {"TESSERA_TUNE_BUDGET_MS", "2000", "an integer >= 0", "most milliseconds one measured choice spends timing candidates"},
+      {"TESSERA_WISDOM", "TESSERA_KERNEL_CACHE_DIR/wisdom.json", "a file path; empty: none",
+       "the wisdom file (measured choices, keyed by machine, problem and versions); empty: remembered in memory only"},
   };
 }
 
@@ -40,7 +48,17 @@ Settings Settings::parse(const config::Lookup& get) {
   s.copy_engine = config::parse_bool(get, "TESSERA_COPY_ENGINE", s.copy_engine);
   s.transport = static_cast<Transport>(
       config::parse_choice(get, "TESSERA_TRANSPORT", comm::transport_names, static_cast<int>(s.transport)));
+  s.tune = static_cast<Tune>(config::parse_choice(get, "TESSERA_TUNE", tune_names, static_cast<int>(s.tune)));
+  s.tune_budget_ms =
+      static_cast<int>(config::parse_int(get, "TESSERA_TUNE_BUDGET_MS", s.tune_budget_ms, 0, "an integer >= 0"));
+  if (auto v = get("TESSERA_WISDOM")) s.wisdom = *v;
   return s;
+}
+
+std::string Settings::wisdom_path() const {
+  if (wisdom) return *wisdom;
+  const std::string& dir = tessera::settings().kernel_cache_dir;
+  return dir.empty() ? std::string() : dir + "/wisdom.json";
 }
 
 std::string Settings::str() const {
@@ -53,7 +71,10 @@ std::string Settings::str() const {
     << "TESSERA_FFT_CHUNKS=" << fft_chunks << "    (0: the exchange's if set, else 4 or 8 on GPUs by size)\n"
     << "TESSERA_COPY_BLOCKS_PER_SM=" << copy_blocks_per_sm << "\n"
     << "TESSERA_COPY_ENGINE=" << b(copy_engine) << "\n"
-    << "TESSERA_TRANSPORT=" << transport_name(transport) << "    (auto, nccl, nccl-window, ipc, mpi)\n";
+    << "TESSERA_TRANSPORT=" << transport_name(transport) << "    (auto, nccl, nccl-window, ipc, mpi)\n"
+    << "TESSERA_TUNE=" << tune_name(tune) << "    (off, wisdom, measure)\n"
+    << "TESSERA_TUNE_BUDGET_MS=" << tune_budget_ms << "\n"
+    << "TESSERA_WISDOM=" << wisdom_path() << (wisdom ? "" : "    (in the kernel cache directory)") << "\n";
   return o.str();
 }
 

@@ -143,12 +143,15 @@ std::shared_ptr<ExchangeTransport> make_transport(const comm::ProcessGroup& g, D
 }  // namespace
 
 Transport automatic_transport(const comm::ProcessGroup& g, Device d, std::size_t global_bytes) {
-  if (d.is_host() || g.size() < 2 || g.local_size() != g.size()) return Transport::nccl;
-  if (g.device_transport(d) != Transport::nccl) return Transport::nccl;  // ranks share a GPU
-  const auto p = static_cast<std::size_t>(g.size());
-  if (global_bytes / (p * p) < auto_min_pair_bytes) return Transport::nccl;
-  if (p == 2) return Transport::ipc;
-  return g.has_symmetric_windows(d) ? Transport::nccl_window : Transport::nccl;
+  rule::TransportFacts f;
+  f.host = d.is_host(), f.ranks = g.size(), f.one_node = g.local_size() == g.size(), f.global_bytes = global_bytes;
+  if (!f.host && f.ranks >= 2 && f.one_node) {  // asked only where they matter (collective on first use)
+    f.own_gpus = g.device_transport(d) == Transport::nccl;  // else ranks share a GPU
+    const auto p = static_cast<std::size_t>(g.size());
+    f.symmetric_windows = f.own_gpus && p > 2 && global_bytes / (p * p) >= rule::ipc_min_pair_bytes &&
+                          g.has_symmetric_windows(d);
+  }
+  return rule::transport(f);
 }
 
 ExchangeTransport& exchange_transport(const comm::ProcessGroup& g, Device d, Transport t) {

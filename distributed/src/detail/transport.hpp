@@ -69,11 +69,9 @@ class ExchangeTransport {
 // The transport `t` for exchanges over `g` on `d`, owned by the current Context (made on first
 // use; collective). Host devices and `auto`/`nccl` use the group itself.
 ExchangeTransport& exchange_transport(const comm::ProcessGroup& g, Device d, Transport t);
-// What `auto` runs for an exchange that moves `global_bytes` in all (the same on every rank), by
-// the multi-GPU measurements (README, "Exchange transports"): ranks with a GPU each on one node
-// move large exchanges (at least auto_min_pair_bytes per pair of ranks) by ipc on 2 ranks and by
-// nccl-window on more (NCCL >= 2.27); everything else goes through the group's own transport.
-inline constexpr std::size_t auto_min_pair_bytes = std::size_t{1} << 20;
+// What `auto` runs for an exchange that moves `global_bytes` in all (the same on every rank): the
+// fixed rule's (rule.hpp, rule::transport) on this group's facts.
+inline constexpr std::size_t auto_min_pair_bytes = rule::ipc_min_pair_bytes;
 Transport automatic_transport(const comm::ProcessGroup& g, Device d, std::size_t global_bytes);
 
 // The ipc transport (src/cuda/ipc_transport.cpp, dispatched by src/common/backends.cpp):

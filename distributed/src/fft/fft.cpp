@@ -8,7 +8,9 @@
 #include <mpi.h>
 
 #include <cmath>
+#include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <numbers>
 #include <optional>
@@ -20,6 +22,8 @@
 #include "stages.hpp"
 #include "tessera/distributed/consistency.hpp"
 #include "tessera/distributed/exchange.hpp"
+#include "tessera/distributed/rule.hpp"
+#include "tessera/distributed/tune.hpp"
 #include "tessera/local/context_cache.hpp"
 #include "tessera/local/element_types.hpp"
 #include "tessera/local/settings.hpp"
@@ -172,6 +176,7 @@ struct detail::Engine {
   std::vector<Stage> stages;
   Index<R> n{};  // real-space (logical) global shape
   std::unique_ptr<Line<In>> line;  // 1-D over several ranks: all of the work (stages: its output layout)
+  std::string described;           // Plan::describe(): how the options were chosen
 
   Engine(const Layout<R>& l, Device d, Options o) : in(l), first(l), result(l), dev(d), opt(o) {
     n = l.global_shape();
@@ -195,17 +200,24 @@ struct detail::Engine {
         return;
       }
     }
-    for (const StageShape& st : plan.stages) stages.push_back({layout_of(st, l.grid(), nc), st.first_axis, st.last_axis});
+    for (const StageShape& st : plan.stages)
+      stages.push_back({layout_of(st, l.grid(), nc, o.grid), st.first_axis, st.last_axis});
     first = Layout<R>(stages[0].layout.grid(), n, stages[0].layout.split());
     result = o.same_layout_output ? caller_blocks(nc) : last_stage();
   }
 
-  // A stage's layout on the complex shape `nc`: the caller's grid where it has the stage's number
-  // of axes, else one made over the caller's group (a line, or a balanced 2-D grid).
-  static Layout<R> layout_of(const StageShape& st, const ProcessGrid& caller, const Index<R>& nc) {
+  // A stage's layout on the complex shape `nc`: a 2-D stage on `grid` where given (Options::grid),
+  // else the caller's grid where it has the stage's number of axes, else one made over the
+  // caller's group (a line, or a balanced 2-D grid).
+  static Layout<R> layout_of(const StageShape& st, const ProcessGrid& caller, const Index<R>& nc,
+                             const std::vector<int>& grid) {
     typename Layout<R>::Split split;
     for (int a = 0; a < R; ++a) split[a] = st.split[a];
     if (st.grid_axes == 0) return Layout<R>(caller, nc, split);
+    if (st.grid_axes == 2 && !grid.empty()) {
+      if (caller.dims() == grid) return Layout<R>(caller, nc, split);
+      return Layout<R>(ProcessGrid(caller.group(), grid), nc, split);
+    }
     if (caller.ndims() == st.grid_axes) return Layout<R>(caller, nc, split);
     const ProcessGrid g = st.grid_axes == 1 ? ProcessGrid(caller.group()) : ProcessGrid::balanced(caller.group(), 2);
     return Layout<R>(g, nc, split);
@@ -382,7 +394,8 @@ struct detail::Engine {
                         consume_axis, s, k, on);
       };
     distributed::exchange<Out, R + 1>(group(), {boxes(stage.layout, fields), cur},
-                                      {boxes(next_stage.layout, fields), next_data}, work, dev, {.chunking = &ch});
+                                      {boxes(next_stage.layout, fields), next_data}, work, dev,
+                                      {.chunking = &ch, .transport = opt.transport});
     return {next_data, consume};
   }
 
@@ -517,9 +530,211 @@ struct detail::Engine {
 
 // ---- Plan ----
 
+// ---- tuning (docs/tuning.md): decomposition and grid, then transport, then depth ----
+
+namespace detail {
+namespace tune = distributed::tune;
+using distributed::Transport;
+using distributed::Tune;
+
+// The factor pairs {rows, columns} of P for a pencil's grid: the balanced one first, then the
+// others nearest to square (at most `most` in all).
+std::vector<std::vector<int>> pencil_grids(int P, const std::vector<int>& balanced, std::size_t most) {
+  std::vector<std::vector<int>> v{balanced};
+  std::vector<std::vector<int>> other;
+  for (int a = 1; a <= P; ++a)
+    if (P % a == 0 && std::vector<int>{a, P / a} != balanced) other.push_back({a, P / a});
+  std::stable_sort(other.begin(), other.end(), [](const auto& x, const auto& y) {
+    return std::abs(x[0] - x[1]) < std::abs(y[0] - y[1]);
+  });
+  for (const auto& g : other)
+    if (v.size() < most) v.push_back(g);
+  return v;
+}
+
+// The options a plan runs with: `o` where tuning is off, else the tuner's choice for what `o`
+// leaves automatic (every rank the same). `described` says how.
 template <class In, int R>
-Plan<In, R>::Plan(const Layout<R>& in, Device device, Options options)
-    : engine_(std::make_unique<detail::Engine<In, R>>(in, device, options)) {}
+Options tuned(const Layout<R>& in, Device dev, Options o, std::string& described) {
+  const Tune mode = o.tune.value_or(distributed::settings().tune);
+  o.tune = Tune::off;
+  const auto& g = in.grid().group();
+  const int P = g.size();
+  const auto& set = distributed::settings();
+  Index<R> n = in.global_shape();
+  const std::vector<index_t> shape(n.begin(), n.end());
+  // The rule's candidate: what tune=off runs.
+  Options rule = o;
+  rule.decomposition = make_stages(shape, P, o.decomposition, dev).decomposition;
+  if (rule.decomposition == Decomposition::pencil && rule.grid.empty())
+    rule.grid = in.grid().ndims() == 2 ? in.grid().dims() : distributed::rule::summa_grid(P);
+  const bool free_decomp = R == 3 && o.decomposition == Decomposition::automatic;
+  const bool free_grid = R == 3 && o.grid.empty() && in.grid().ndims() != 2;
+  const bool free_transport = dev.is_cuda() && !o.transport && set.transport == Transport::automatic;
+  const bool free_chunks = o.chunks == 0 && set.fft_chunks == 0 && set.exchange_chunks == 0;
+  std::vector<long long> key_shape(n.begin(), n.end());
+  const std::string op = std::string("fft ") + (IsComplex<In>::value ? "c2c" : "r2c");
+  std::string fixed = in.str() + (o.same_layout_output ? ", same layout output" : "");
+  if (!free_decomp) fixed += std::string(", ") + decomposition_name(o.decomposition);
+  if (!o.grid.empty()) fixed += ", grid " + std::to_string(o.grid[0]) + "x" + std::to_string(o.grid.size() > 1 ? o.grid[1] : 1);
+  if (!free_transport) fixed += ", transport " + distributed::transport_name(o.transport.value_or(set.transport));
+  if (!free_chunks) fixed += ", chunks " + std::to_string(set.chunks_for(dev.is_cuda()));
+  const bool tunable = P > 1 && R > 1 && (free_decomp || free_grid || free_transport || free_chunks);
+  if (mode == Tune::off || !tunable) {
+    tune::Report r;
+    r.names = {candidate_name(rule)}, r.times_ms = {-1}, r.runs = {0}, r.notes = {""};
+    r.operation = op + " " + dtype_name(dtype_v<In>) + " " + Layout<R>::idx_str(n) + " on " + std::to_string(P) +
+                  (P == 1 ? " rank" : " ranks");
+    tune::record(g, r);
+    described = r.str();
+    return o;
+  }
+  const auto key = tune::key_for(g, dev, op, key_shape, dtype_name(dtype_v<In>), fixed);
+  // A remembered choice is used where it fits what `o` fixes.
+  auto usable = [&](const std::string& name) {
+    try {
+      const Options c = candidate_options(name);
+      if (!free_decomp && c.decomposition != o.decomposition) return false;
+      if (c.decomposition == Decomposition::pencil && (R != 3 || c.grid.size() != 2 || c.grid[0] * c.grid[1] != P))
+        return false;
+      if (!free_grid && c.grid != rule.grid) return false;
+      if (!free_transport && c.transport != o.transport) return false;
+      if (!free_chunks && c.chunks != o.chunks) return false;
+      return true;
+    } catch (const InvalidArgument&) {
+      return false;
+    }
+  };
+  // Coordinate search: decomposition and grid (transport and depth the rule's), then transport,
+  // then depth, each stage from the previous one's winner; one budget for all.
+  auto search = [&] {
+    Array<In, R> x(in, dev);
+    local::fill(x.interior(), In(1));
+    const double budget = static_cast<double>(set.tune_budget_ms);
+    std::vector<tune::Report> stages;
+    double spent = 0;
+    Options best = rule;
+    auto stage = [&](const std::vector<Options>& opts) {
+      if (opts.size() < 2) return;
+      std::vector<std::shared_ptr<Engine<In, R>>> engines(opts.size());
+      std::vector<tune::Candidate> c;
+      for (std::size_t i = 0; i < opts.size(); ++i)
+        c.push_back({candidate_name(opts[i]), [&, i] {
+                       if (!engines[i]) engines[i] = std::make_shared<Engine<In, R>>(in, dev, opts[i]);
+                       (void)engines[i]->forward({x}, Norm::backward, false);
+                       Stream::default_for(dev).synchronize();
+                     }});
+      tune::Measure m;
+      m.budget_ms = std::max(0.0, budget - spent);
+      stages.push_back(tune::measure(g, c, m));
+      spent += stages.back().tuning_ms;
+      best = opts[stages.back().chosen];
+    };
+    if (free_decomp || free_grid) {
+      std::vector<Options> v{rule};
+      auto add = [&](Options c) {
+        if (std::find(v.begin(), v.end(), c) == v.end()) v.push_back(c);
+      };
+      const bool slab_ok = R == 3 && P <= n[0] && P <= n[1];
+      if (free_decomp && rule.decomposition == Decomposition::pencil && slab_ok) {
+        Options c = rule;
+        c.decomposition = Decomposition::slab, c.grid.clear();
+        add(c);
+      }
+      const bool pencils = rule.decomposition == Decomposition::pencil || free_decomp;
+      if (pencils) {
+        const auto base = rule.decomposition == Decomposition::pencil ? rule.grid : distributed::rule::summa_grid(P);
+        for (const auto& gr : pencil_grids(P, base, free_grid ? 3 : 1)) {
+          Options c = rule;
+          c.decomposition = Decomposition::pencil, c.grid = gr;
+          add(c);
+        }
+      }
+      stage(v);
+    }
+    if (free_transport) {
+      std::vector<Options> v;
+      std::vector<Transport> ts{Transport::automatic, Transport::ipc};
+      if (g.device_transport(dev) == Transport::nccl) ts = {Transport::automatic, Transport::nccl, Transport::ipc, Transport::nccl_window};
+      for (Transport t : ts) {
+        Options c = best;
+        c.transport = t == Transport::automatic ? std::nullopt : std::optional<Transport>(t);
+        v.push_back(c);
+      }
+      stage(v);
+    }
+    if (free_chunks) {
+      const auto pair = static_cast<std::uint64_t>(Engine<In, R>(in, dev, best).last_stage().global_size()) * sizeof(std::complex<typename RealOf<In>::type>) /
+                        (static_cast<std::uint64_t>(P) * P);
+      const int r = set.fft_chunks_for(dev.is_cuda(), pair);
+      std::vector<Options> v{best};
+      for (int k : {r / 2, r * 2})
+        if (k >= 1 && k <= 16 && k != r) {
+          Options c = best;
+          c.chunks = k;
+          v.push_back(c);
+        }
+      stage(v);
+    }
+    return tune::merge(stages, candidate_name(best));
+  };
+  const tune::Report r = tune::choose(g, mode, key, candidate_name(rule), usable, search);
+  described = r.str();
+  Options chosen = candidate_options(r.choice());
+  chosen.same_layout_output = o.same_layout_output;
+  return chosen;
+}
+}  // namespace detail
+
+Options candidate_options(const std::string& name) {
+  auto bad = [&](const std::string& why) {
+    return InvalidArgument("fft: '" + name + "' is not a candidate name (" + why + ")");
+  };
+  const auto a = name.find('|'), b = a == std::string::npos ? a : name.find('|', a + 1);
+  if (b == std::string::npos) throw bad("decomposition|transport|chunks");
+  const std::string dec = name.substr(0, a), tr = name.substr(a + 1, b - a - 1), ch = name.substr(b + 1);
+  Options o;
+  o.tune = distributed::Tune::off;
+  const std::string head = dec.substr(0, dec.find(' '));
+  if (head == "slab") o.decomposition = Decomposition::slab;
+  else if (head == "pencil") o.decomposition = Decomposition::pencil;
+  else if (head == "automatic") o.decomposition = Decomposition::automatic;
+  else throw bad("decomposition " + head);
+  if (dec.size() > head.size()) {
+    int r = 0, c = 0;
+    if (std::sscanf(dec.c_str() + head.size(), " %dx%d", &r, &c) != 2 || r < 1 || c < 1) throw bad("grid");
+    o.grid = {r, c};
+  }
+  const auto t = distributed::transport_from_name(tr);
+  if (!t) throw bad("transport " + tr);
+  if (*t != distributed::Transport::automatic) o.transport = *t;
+  if (ch != "auto") {
+    char* end = nullptr;
+    const long k = std::strtol(ch.c_str(), &end, 10);
+    if (ch.empty() || *end || k < 1 || k > 1024) throw bad("chunks " + ch);
+    o.chunks = static_cast<int>(k);
+  }
+  return o;
+}
+
+std::string candidate_name(const Options& o) {
+  std::string s = o.decomposition == Decomposition::slab     ? "slab"
+                  : o.decomposition == Decomposition::pencil ? "pencil"
+                                                             : "automatic";
+  if (o.grid.size() == 2) s += " " + std::to_string(o.grid[0]) + "x" + std::to_string(o.grid[1]);
+  s += "|" + distributed::transport_name(o.transport.value_or(distributed::Transport::automatic));
+  s += "|" + (o.chunks > 0 ? std::to_string(o.chunks) : std::string("auto"));
+  return s;
+}
+
+template <class In, int R>
+Plan<In, R>::Plan(const Layout<R>& in, Device device, Options options) {
+  std::string described;
+  const Options chosen = detail::tuned<In, R>(in, device, options, described);
+  engine_ = std::make_unique<detail::Engine<In, R>>(in, device, chosen);
+  engine_->described = std::move(described);
+}
+template <class In, int R> const std::string& Plan<In, R>::describe() const { return engine_->described; }
 template <class In, int R> Plan<In, R>::~Plan() = default;
 template <class In, int R> const Layout<R>& Plan<In, R>::input_layout() const { return engine_->in; }
 template <class In, int R> const Layout<R>& Plan<In, R>::output_layout() const { return engine_->out(); }
@@ -579,7 +794,8 @@ std::shared_ptr<const Plan<In, R>> get_plan(const Layout<R>& in, Device device, 
   const std::string key = std::string(typeid(In).name()) + "/" + std::to_string(R) + "/" + in.str() + "/" +
                           std::to_string(static_cast<long long>(MPI_Comm_c2f(in.grid().group().mpi_comm()))) +
                           "/" + device.str() + "/" + std::to_string(static_cast<int>(o.decomposition)) +
-                          (o.same_layout_output ? "s" : "n") + std::to_string(o.chunks);
+                          (o.same_layout_output ? "s" : "n") + std::to_string(o.chunks) + "/" + candidate_name(o) + "/" +
+                          distributed::tune_name(o.tune.value_or(distributed::settings().tune));
   // A miss makes the plan (collective) outside the cache's lock.
   return std::static_pointer_cast<const Plan<In, R>>(PlanCache::current().get(
       key, [&]() -> std::shared_ptr<const void> { return std::make_shared<const Plan<In, R>>(in, device, o); }));

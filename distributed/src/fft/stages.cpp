@@ -1,6 +1,7 @@
 // The stages of a distributed FFT from shapes and counts alone (stages.hpp).
 #include "stages.hpp"
 
+#include "tessera/distributed/rule.hpp"
 #include "tessera/local/error.hpp"
 
 namespace tessera::fft::detail {
@@ -26,7 +27,8 @@ StagePlan make_stages(const std::vector<local::index_t>& shape, int ranks, Decom
   if ((want == Decomposition::four_step || want == Decomposition::bluestein) && R != 1)
     throw InvalidArgument(std::string("fft: the ") + decomposition_name(want) + " decomposition is for 1-D arrays, not " +
                           std::to_string(R) + "-D", device);
-  if (want == Decomposition::automatic) want = (R == 3 && ranks > shape[0]) ? Decomposition::pencil : Decomposition::slab;
+  if (want == Decomposition::automatic)
+    want = distributed::rule::fft_pencil(R, ranks, shape[0]) ? Decomposition::pencil : Decomposition::slab;
   StagePlan p;
   p.decomposition = R == 1 ? Decomposition::slab : want;
   if (R == 1 && ranks > 1) return p;  // fft1d's four-step or Bluestein transform

@@ -37,6 +37,7 @@
 
 #include "tessera/distributed/array.hpp"
 #include "tessera/distributed/layout.hpp"
+#include "tessera/distributed/settings.hpp"
 
 namespace tessera::fft {
 
@@ -65,14 +66,28 @@ struct Spectral {
   std::array<double, 3> lengths{2 * std::numbers::pi, 2 * std::numbers::pi, 2 * std::numbers::pi};
 };
 
-/// Plan options.
+/// Plan options. What is left automatic (decomposition, grid, transport, chunks) is chosen as
+/// `tune` says (docs/tuning.md): by the fixed rule, by wisdom, or measured when the plan is made.
 struct Options {
   Decomposition decomposition = Decomposition::automatic;
   bool same_layout_output = false;  // forward returns the input layout (one more transpose)
   int chunks = 0;                   // transpose pipeline depth; 0: settings().fft_chunks_for (by size)
+  /// A pencil's 2-D process grid {rows, columns} (product: the ranks); empty: the input's grid
+  /// where it is 2-D, else a balanced one.
+  std::vector<int> grid;
+  /// The transposes' transport; unset: settings().transport.
+  std::optional<distributed::Transport> transport;
+  /// How the automatic choices are made; unset: settings().tune (TESSERA_TUNE).
+  std::optional<distributed::Tune> tune;
   /// Memberwise equality.
   bool operator==(const Options&) const = default;
 };
+/// The options a tuner's candidate name stands for ("slab|auto|auto", "pencil 2x2|nccl-window|8":
+/// decomposition and grid, transport, chunks; "auto": the rule's), with tune off; throws
+/// InvalidArgument for a name that is not one. Plan::describe() and tessera-tune print such names.
+Options candidate_options(const std::string& name);
+/// The candidate name of `o` (the inverse of candidate_options).
+std::string candidate_name(const Options& o);
 
 namespace detail {
 template <class T> struct RealOf { using type = T; };
@@ -109,6 +124,10 @@ class Plan {
   /// C2C plan over several ranks with transposed output gives its four-step factors {n1, n2};
   /// every other plan {1, size}: natural order.
   std::array<index_t, 2> output_order() const;
+  /// How the plan's decomposition, grid, transport and depth were chosen: "fft c2c complex64
+  /// [64,64,64] on 4 ranks: measured pencil 2x2|auto|auto (slab|auto|auto 1.210 ms x3, ...) in
+  /// 40.2 ms", or "...: rule ...", "...: wisdom ..." (TESSERA_VERBOSE=1 prints it when made).
+  const std::string& describe() const;
 
   /// Forward transform of `x`. Out of place: the input is left as it was.
   Array<Out, R> forward(const Array<In, R>& x, Norm norm = Norm::backward) const;
