@@ -18,6 +18,7 @@
 #include "dist_test_util.hpp"
 #include "fft_test_util.hpp"
 #include "tessera/distributed/creation.hpp"
+#include "tessera/distributed/exchange.hpp"
 #include "tessera/distributed/linalg.hpp"
 #include "tessera/distributed/redistribute.hpp"
 #include "tessera/distributed/rule.hpp"
@@ -32,6 +33,7 @@ namespace fft = tessera::fft;
 namespace fs = std::filesystem;
 using td::Transport;
 using td::Tune;
+using ts::local::index_t;
 
 const ts::comm::ProcessGroup& world() { return ts::testing::world(); }
 
@@ -403,15 +405,71 @@ TYPED_TEST(TunedOps, MeasuredFftPlanIsCorrectAndRemembered) {
 }
 
 TEST(TuneFft, CandidateNames) {
-  const auto o = fft::candidate_options("pencil 2x3|nccl-window|8");
+  const auto o = fft::candidate_options("pencil 2x3/nccl-window/8");
   EXPECT_EQ(o.decomposition, fft::Decomposition::pencil);
   EXPECT_EQ(o.grid, (std::vector<int>{2, 3}));
   EXPECT_EQ(o.transport, Transport::nccl_window);
   EXPECT_EQ(o.chunks, 8);
   EXPECT_EQ(o.tune, Tune::off);
-  EXPECT_EQ(fft::candidate_name(o), "pencil 2x3|nccl-window|8");
-  EXPECT_EQ(fft::candidate_name(fft::candidate_options("slab|auto|auto")), "slab|auto|auto");
+  EXPECT_EQ(fft::candidate_name(o), "pencil 2x3/nccl-window/8");
+  EXPECT_EQ(fft::candidate_name(fft::candidate_options("slab/auto/auto")), "slab/auto/auto");
   EXPECT_THROW(fft::candidate_options("slab"), ts::InvalidArgument);
-  EXPECT_THROW(fft::candidate_options("cube|auto|auto"), ts::InvalidArgument);
-  EXPECT_THROW(fft::candidate_options("slab|carrier-pigeon|auto"), ts::InvalidArgument);
+  EXPECT_THROW(fft::candidate_options("cube/auto/auto"), ts::InvalidArgument);
+  EXPECT_THROW(fft::candidate_options("slab/carrier-pigeon/auto"), ts::InvalidArgument);
+}
+
+// Measured redistributes and products give the serial results, and the second call is from wisdom.
+TYPED_TEST(TunedOps, MeasuredRedistributeAndMatmulAreCorrect) {
+  using namespace td::testing::fft_util;
+  const auto d = this->device();
+  const int P = world().size();
+  SettingsScope scope(Tune::measure, "");
+  const td::ProcessGrid line(world());
+  const index_t m = 12, k = 9, n = 10;
+  const auto av = pattern<double>(m * k, 1), bv = pattern<double>(k * n, 2);
+  const auto a = make<double, 2>(td::Layout<2>(line, {m, k}, {0, -1}), d, av);
+  const auto b = make<double, 2>(td::Layout<2>(line, {k, n}, {0, -1}), d, bv);
+  for (int round = 0; round < 2; ++round) {
+    const auto moved = td::redistribute(a, td::Layout<2>(line, {m, k}, {-1, 0}));
+    EXPECT_EQ(td::testing::gather_to_host(moved), av);
+    if (P > 1) {
+      const auto r = tune::history().back();
+      EXPECT_EQ(r.operation.rfind("redistribute", 0), 0u) << r.str();
+      EXPECT_EQ(r.source, round == 0 ? "measured" : "wisdom") << r.str();
+    }
+    const auto c = td::matmul(a, b);
+    std::vector<double> ref(m * n, 0.0);
+    for (index_t i = 0; i < m; ++i)
+      for (index_t l = 0; l < k; ++l)
+        for (index_t j = 0; j < n; ++j) ref[i * n + j] += av[i * k + l] * bv[l * n + j];
+    const auto got = td::testing::gather_to_host(c);
+    for (index_t e = 0; e < m * n; ++e) ASSERT_NEAR(got[e], ref[e], 1e-12 * (1 + k)) << e;
+    bool found = false;
+    for (const auto& r : tune::history())
+      if (r.operation.rfind("matmul", 0) == 0) {
+        found = true;
+        EXPECT_EQ(r.source, round == 0 ? "measured" : "wisdom") << r.str();
+        EXPECT_NO_THROW((void)td::matmul_candidate(r.choice())) << r.str();
+      }
+    EXPECT_EQ(found, P > 1);
+    tune::clear_history();
+  }
+  // Given options are kept: a fixed grid that does not fit is refused.
+  if (P == 4) EXPECT_THROW((void)td::matmul(a, b, td::Op::none, td::Op::none, {.panel = 0, .grid = {3, 2}}),
+                           ts::InvalidArgument);
+}
+
+TEST(TuneNames, ExchangeAndMatmulCandidates) {
+  const auto e = td::exchange_candidate("ipc/8");
+  EXPECT_EQ(e.transport, Transport::ipc);
+  EXPECT_EQ(e.chunks, 8);
+  EXPECT_EQ(td::candidate_name(e), "ipc/8");
+  EXPECT_EQ(td::candidate_name(td::exchange_candidate("auto/auto")), "auto/auto");
+  EXPECT_THROW(td::exchange_candidate("ipc"), ts::InvalidArgument);
+  const auto mm = td::matmul_candidate("2x3/256");
+  EXPECT_EQ(mm.grid, (std::vector<int>{2, 3}));
+  EXPECT_EQ(mm.panel, 256);
+  EXPECT_EQ(td::candidate_name(mm), "2x3/256");
+  EXPECT_EQ(td::candidate_name(td::matmul_candidate("grid/auto")), "grid/auto");
+  EXPECT_THROW(td::matmul_candidate("2y3|1"), ts::InvalidArgument);
 }

@@ -2,6 +2,8 @@
 #include "tessera/distributed/linalg.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <complex>
 #include <string>
 #include <utility>
@@ -11,6 +13,8 @@
 #include "../detail/gemm.hpp"
 #include "tessera/distributed/consistency.hpp"
 #include "tessera/distributed/rule.hpp"
+#include "tessera/distributed/tune.hpp"
+#include "tessera/local/dtype.hpp"
 #include "tessera/distributed/redistribute.hpp"
 #include "tessera/local/basic_ops.hpp"
 #include "tessera/local/context_cache.hpp"
@@ -80,19 +84,103 @@ ProcessGrid grid_for(const ProcessGrid& g, int ndims) {
 }
 }  // namespace detail
 
+std::string candidate_name(const MatmulOptions& o) {
+  std::string s = o.grid.size() == 2 ? std::to_string(o.grid[0]) + "x" + std::to_string(o.grid[1]) : std::string("grid");
+  return s + "/" + (o.panel > 0 ? std::to_string(o.panel) : std::string("auto"));
+}
+MatmulOptions matmul_candidate(const std::string& name) {
+  const auto bad = [&] { return InvalidArgument("matmul: '" + name + "' is not a candidate name (RxC/panel)"); };
+  const auto bar = name.find('/');
+  if (bar == std::string::npos) throw bad();
+  MatmulOptions o;
+  o.tune = Tune::off;
+  const std::string g = name.substr(0, bar), p = name.substr(bar + 1);
+  if (g != "grid") {
+    int r = 0, c = 0;
+    char tail = 0;
+    if (std::sscanf(g.c_str(), "%dx%d%c", &r, &c, &tail) != 2 || r < 1 || c < 1) throw bad();
+    o.grid = {r, c};
+  }
+  if (p != "auto") {
+    char* end = nullptr;
+    const long long w = std::strtoll(p.c_str(), &end, 10);
+    if (p.empty() || *end || w < 1) throw bad();
+    o.panel = w;
+  }
+  return o;
+}
+
+namespace {
+// The options a product runs with: `opt` where tuning is off, else the tuner's SUMMA grid (where
+// a's grid is not 2-D and none is given) and panel width (where 0), measured on a and b.
 template <class T>
-Array<T, 2> matmul(const Array<T, 2>& a, const Array<T, 2>& b, Op op_a, Op op_b, const MatmulOptions& opt) {
+MatmulOptions tuned(const Array<T, 2>& a, const Array<T, 2>& b, Op op_a, Op op_b, MatmulOptions opt) {
+  const Tune mode = opt.tune.value_or(settings().tune);
+  opt.tune = Tune::off;
+  const auto& g = a.layout().grid();
+  const int P = g.size();
+  const bool free_grid = opt.grid.empty() && g.ndims() != 2;
+  const bool free_panel = opt.panel == 0;
+  if (mode == Tune::off || P < 2 || (!free_grid && !free_panel)) return opt;
+  const bool ta = op_a != Op::none, tb = op_b != Op::none;
+  const index_t m = a.global_shape()[ta], k = a.global_shape()[!ta], n = b.global_shape()[!tb];
+  MatmulOptions rule = opt;
+  if (rule.grid.empty()) rule.grid = g.ndims() == 2 ? g.dims() : rule::summa_grid(P);
+  std::string fixed = a.layout().str() + op_str(op_a) + " @ " + b.layout().str() + op_str(op_b);
+  if (!free_panel) fixed += ", panel " + std::to_string(opt.panel);
+  if (!opt.grid.empty()) fixed += ", grid " + candidate_name(opt);
+  const auto key = tune::key_for(g.group(), a.device(), "matmul", {m, k, n}, dtype_name(dtype_v<T>), fixed);
+  std::vector<MatmulOptions> cands{rule};
+  if (free_grid)
+    for (int r = 1; r <= P && cands.size() < 4; ++r)
+      if (P % r == 0 && std::vector<int>{r, P / r} != rule.grid) {
+        MatmulOptions c = rule;
+        c.grid = {r, P / r};
+        cands.push_back(c);
+      }
+  if (free_panel) {
+    const index_t kb = (k + rule.grid[1] - 1) / rule.grid[1];  // about the k block: the rule's panel
+    for (index_t w : {rule::summa_panel(kb) / 4, rule::summa_panel(kb) / 2})
+      if (w >= 16) {
+        MatmulOptions c = rule;
+        c.panel = w;
+        cands.push_back(c);
+      }
+  }
+  std::vector<std::string> names;
+  for (const auto& c : cands) names.push_back(candidate_name(c));
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  const auto report = tune::choose(g.group(), mode, key, names, [&] {
+    std::vector<tune::Candidate> v;
+    for (const auto& name : names)
+      v.push_back({name, [&, name] {
+                     (void)matmul(a, b, op_a, op_b, matmul_candidate(name));
+                     Stream::default_for(a.device()).synchronize();
+                   }});
+    return v;
+  });
+  return matmul_candidate(report.choice());
+}
+}  // namespace
+
+template <class T>
+Array<T, 2> matmul(const Array<T, 2>& a, const Array<T, 2>& b, Op op_a, Op op_b, const MatmulOptions& options) {
   const Device d = a.device();
   check_devices(d, b.device(), "matmul");
   const auto agreed = check_call<T, 2>("matmul", a.layout(), d, "b", b.layout(), "op_a", op_a, "op_b", op_b,
-                                       "panel", opt.panel);
+                                       "panel", options.panel);
   const bool ta = op_a != Op::none, tb = op_b != Op::none;
   const auto& as = a.global_shape();
   const auto& bs = b.global_shape();
   const index_t m = as[ta], k = as[!ta], n = bs[!tb];
   if (k != bs[tb])
     throw ShapeMismatch("shape mismatch in distributed::matmul: " + shapes(as, op_a, bs, op_b), d);
-  if (opt.panel < 0) throw InvalidArgument("distributed::matmul: panel " + std::to_string(opt.panel) + " < 0", d);
+  if (options.panel < 0) throw InvalidArgument("distributed::matmul: panel " + std::to_string(options.panel) + " < 0", d);
+  if (!options.grid.empty() && (options.grid.size() != 2 || options.grid[0] < 1 || options.grid[1] < 1 ||
+                                options.grid[0] * options.grid[1] != a.layout().grid().size()))
+    throw InvalidArgument("distributed::matmul: grid " + candidate_name(options) + " is not a 2-D grid of " +
+                              std::to_string(a.layout().grid().size()) + " ranks",
+                          d);
   if (a.layout().grid().size() != b.layout().grid().size())
     throw LayoutMismatch("distributed::matmul: operands on " + a.layout().grid().str() + " and " + b.layout().grid().str());
   const Stream& s = Stream::default_for(d);
@@ -109,7 +197,11 @@ Array<T, 2> matmul(const Array<T, 2>& a, const Array<T, 2>& b, Op op_a, Op op_b,
     b.stream().wait_for(s);
     return C;
   }
-  const ProcessGrid g = grid_for(a.layout().grid(), 2);
+  const MatmulOptions opt = tuned(a, b, op_a, op_b, options);
+  const ProcessGrid g = a.layout().grid().ndims() == 2 || opt.grid.empty() ? grid_for(a.layout().grid(), 2)
+                        : opt.grid == rule::summa_grid(a.layout().grid().size())
+                            ? grid_for(a.layout().grid(), 2)
+                            : ProcessGrid(a.layout().grid().group(), opt.grid);
   const Layout<2> la = ta ? Layout<2>(g, {k, m}, {1, 0}) : Layout<2>(g, {m, k}, {0, 1});
   const Layout<2> lb = tb ? Layout<2>(g, {n, k}, {1, 0}) : Layout<2>(g, {k, n}, {0, 1});
   const Array<T, 2> A = on_layout(a, la), B = on_layout(b, lb);

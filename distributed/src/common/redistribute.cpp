@@ -17,6 +17,7 @@
 #include "tessera/comm/process_group.hpp"
 #include "tessera/distributed/consistency.hpp"
 #include "tessera/distributed/exchange.hpp"
+#include "tessera/distributed/tune.hpp"
 #include "tessera/local/element_types.hpp"
 #include "tessera/local/basic_ops.hpp"
 #include "tessera/local/memory.hpp"
@@ -64,6 +65,68 @@ void check_root(const comm::ProcessGroup& g, int root, const char* op, Device d)
 
 template <class T, int R>
 Array<T, R> redistribute(const Array<T, R>& a, const Layout<R>& to) {
+  return redistribute(a, to, ExchangeOptions{});
+}
+
+namespace {
+// The options a redistribute runs with: `o` where tuning is off or nothing is left automatic,
+// else the tuner's choice of transport (GPUs, TESSERA_TRANSPORT=auto) and chunks
+// (TESSERA_EXCHANGE_CHUNKS=0), measured on this redistribute's own buffers.
+template <class T, int R>
+ExchangeOptions tuned(const Layout<R>& from, const Layout<R>& to, const Side<T, R>& src, const Side<T, R>& dst,
+                      const Stream& user, Device d, ExchangeOptions o) {
+  const Tune mode = o.tune.value_or(settings().tune);
+  o.tune = Tune::off;
+  const auto& g = from.grid().group();
+  const auto& set = settings();
+  const bool free_transport = d.is_cuda() && !o.transport && set.transport == Transport::automatic;
+  const bool free_chunks = o.chunks == 0 && set.exchange_chunks == 0 && !o.chunking;
+  if (mode == Tune::off || g.size() < 2 || (!free_transport && !free_chunks)) return o;
+  std::string fixed = from.str() + " -> " + to.str();
+  if (!free_transport) fixed += ", transport " + transport_name(o.transport.value_or(set.transport));
+  if (!free_chunks) fixed += ", chunks " + std::to_string(o.chunks > 0 ? o.chunks : set.chunks_for(d.is_cuda()));
+  if (o.chunk_mib >= 0) fixed += ", chunk MiB " + std::to_string(o.chunk_mib);
+  const auto shape = from.global_shape();
+  const auto key = tune::key_for(g, d, "redistribute", std::vector<long long>(shape.begin(), shape.end()),
+                                 dtype_name(dtype_v<T>), fixed);
+  std::vector<ExchangeOptions> cands{o};
+  if (free_transport) {
+    std::vector<Transport> ts{Transport::ipc, Transport::mpi};
+    if (g.device_transport(d) == Transport::nccl) ts = {Transport::nccl, Transport::ipc, Transport::nccl_window};
+    for (Transport t : ts) {
+      ExchangeOptions c = o;
+      c.transport = t;
+      cands.push_back(c);
+    }
+  }
+  if (free_chunks) {
+    const int r = set.chunks_for(d.is_cuda());
+    for (int k : {r / 2, r * 2, r * 4})
+      if (k >= 1 && k != r && k <= 16) {
+        ExchangeOptions c = o;
+        c.chunks = k;
+        cands.push_back(c);
+      }
+  }
+  std::vector<std::string> names;
+  for (const auto& c : cands) names.push_back(candidate_name(c));
+  const auto report = tune::choose(g, mode, key, names, [&] {
+    std::vector<tune::Candidate> v;
+    for (const auto& c : cands)
+      v.push_back({candidate_name(c), [&, c] {
+                     exchange<T, R>(g, src, dst, user, d, c);
+                     Stream::default_for(d).synchronize();
+                   }});
+    return v;
+  });
+  ExchangeOptions chosen = exchange_candidate(report.choice());
+  chosen.chunk_mib = o.chunk_mib;
+  return chosen;
+}
+}  // namespace
+
+template <class T, int R>
+Array<T, R> redistribute(const Array<T, R>& a, const Layout<R>& to, const ExchangeOptions& options) {
   const auto agreed = check_call<T, R>("redistribute", a.layout(), a.device(), "to", to);
   const Device d = a.device();
   const auto& from = a.layout();
@@ -76,7 +139,9 @@ Array<T, R> redistribute(const Array<T, R>& a, const Layout<R>& to) {
                              " are over different process groups (the same ranks in the same order are needed)",
                          d);
   Array<T, R> out(to, d);
-  exchange<T, R>(from.grid().group(), {boxes_of(from), a.interior()}, {boxes_of(to), out.interior()}, a.stream(), d);
+  const Side<T, R> src{boxes_of(from), a.interior()}, dst{boxes_of(to), out.interior()};
+  const ExchangeOptions o = tuned<T, R>(from, to, src, dst, a.stream(), d, options);
+  exchange<T, R>(from.grid().group(), src, dst, a.stream(), d, o);
   return out;
 }
 
@@ -142,6 +207,7 @@ Array<T, R> slice(const Array<T, R>& a, const Box<R>& ranges) {
 
 #define TESSERA_REDISTRIBUTE_INSTANTIATE(T, R)                                                    \
   template Array<T, R> redistribute<T, R>(const Array<T, R>&, const Layout<R>&);                   \
+  template Array<T, R> redistribute<T, R>(const Array<T, R>&, const Layout<R>&, const ExchangeOptions&); \
   template local::Array<T, R> gather<T, R>(const Array<T, R>&, int);                              \
   template local::Array<T, R> allgather<T, R>(const Array<T, R>&);                                \
   template Array<T, R> scatter<T, R>(int, const local::Array<T, R>&, const Layout<R>&, Device);   \

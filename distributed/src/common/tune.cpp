@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tessera/config.hpp"
+#include "tessera/distributed/exchange.hpp"
 #include "tessera/local/error.hpp"
 #include "tessera/local/settings.hpp"
 #if TESSERA_HAVE_NCCL
@@ -340,6 +341,7 @@ Wisdom& process_wisdom() {
 namespace {
 std::mutex history_mu;
 std::vector<Report> history_;
+thread_local bool searching = false;  // inside a search (a candidate's run may choose too)
 }  // namespace
 
 void record(const comm::ProcessGroup& g, const Report& r) {
@@ -389,8 +391,16 @@ Report choose(const comm::ProcessGroup& g, Tune mode, const Key& k, const std::s
       return w;
     }
   }
-  if (mode == Tune::measure) {
-    Report m = search();
+  if (mode == Tune::measure && !searching) {  // choices inside a candidate's run: wisdom, else the rule
+    searching = true;
+    Report m;
+    try {
+      m = search();
+    } catch (...) {
+      searching = false;
+      throw;
+    }
+    searching = false;
     m.operation = r.operation, m.source = "measured";
     if (g.rank() == 0) process_wisdom().store(k, {m.choice(), m.names, m.times_ms});
     record(g, m);
@@ -403,6 +413,7 @@ Report choose(const comm::ProcessGroup& g, Tune mode, const Key& k, const std::s
 Report choose(const comm::ProcessGroup& g, Tune mode, const Key& k, const std::vector<std::string>& names,
               const std::function<std::vector<Candidate>()>& make, const Measure& m) {
   if (names.empty()) throw InvalidArgument("tune::choose: no candidates");
+  if (names.size() == 1) mode = Tune::off;  // nothing to choose
   return choose(
       g, mode, k, names[0], [&](const std::string& c) { return std::find(names.begin(), names.end(), c) != names.end(); },
       [&] { return measure(g, make(), m); });
@@ -431,6 +442,34 @@ Report merge(const std::vector<Report>& stages, const std::string& winner) {
   return r;
 }
 
+}  // namespace tessera::distributed::tune
+
+namespace tessera::distributed {
+std::string candidate_name(const ExchangeOptions& o) {
+  return transport_name(o.transport.value_or(Transport::automatic)) + "/" +
+         (o.chunks > 0 ? std::to_string(o.chunks) : std::string("auto"));
+}
+ExchangeOptions exchange_candidate(const std::string& name) {
+  const auto bar = name.find('/');
+  const auto bad = [&] { return InvalidArgument("exchange: '" + name + "' is not a candidate name (transport/chunks)"); };
+  if (bar == std::string::npos) throw bad();
+  const auto t = transport_from_name(name.substr(0, bar));
+  if (!t) throw bad();
+  ExchangeOptions o;
+  o.tune = Tune::off;
+  if (*t != Transport::automatic) o.transport = *t;
+  const std::string ch = name.substr(bar + 1);
+  if (ch != "auto") {
+    char* end = nullptr;
+    const long k = std::strtol(ch.c_str(), &end, 10);
+    if (ch.empty() || *end || k < 1 || k > 1024) throw bad();
+    o.chunks = static_cast<int>(k);
+  }
+  return o;
+}
+}  // namespace tessera::distributed
+
+namespace tessera::distributed::tune {
 std::vector<Report> history() {
   std::lock_guard lock(history_mu);
   return history_;

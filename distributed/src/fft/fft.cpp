@@ -597,7 +597,9 @@ Options tuned(const Layout<R>& in, Device dev, Options o, std::string& described
       if (!free_decomp && c.decomposition != o.decomposition) return false;
       if (c.decomposition == Decomposition::pencil && (R != 3 || c.grid.size() != 2 || c.grid[0] * c.grid[1] != P))
         return false;
-      if (!free_grid && c.grid != rule.grid) return false;
+      if (!free_grid && c.decomposition == Decomposition::pencil &&
+          c.grid != (o.grid.empty() ? in.grid().dims() : o.grid))
+        return false;
       if (!free_transport && c.transport != o.transport) return false;
       if (!free_chunks && c.chunks != o.chunks) return false;
       return true;
@@ -690,8 +692,8 @@ Options candidate_options(const std::string& name) {
   auto bad = [&](const std::string& why) {
     return InvalidArgument("fft: '" + name + "' is not a candidate name (" + why + ")");
   };
-  const auto a = name.find('|'), b = a == std::string::npos ? a : name.find('|', a + 1);
-  if (b == std::string::npos) throw bad("decomposition|transport|chunks");
+  const auto a = name.find('/'), b = a == std::string::npos ? a : name.find('/', a + 1);
+  if (b == std::string::npos) throw bad("decomposition/transport/chunks");
   const std::string dec = name.substr(0, a), tr = name.substr(a + 1, b - a - 1), ch = name.substr(b + 1);
   Options o;
   o.tune = distributed::Tune::off;
@@ -722,8 +724,8 @@ std::string candidate_name(const Options& o) {
                   : o.decomposition == Decomposition::pencil ? "pencil"
                                                              : "automatic";
   if (o.grid.size() == 2) s += " " + std::to_string(o.grid[0]) + "x" + std::to_string(o.grid[1]);
-  s += "|" + distributed::transport_name(o.transport.value_or(distributed::Transport::automatic));
-  s += "|" + (o.chunks > 0 ? std::to_string(o.chunks) : std::string("auto"));
+  s += "/" + distributed::transport_name(o.transport.value_or(distributed::Transport::automatic));
+  s += "/" + (o.chunks > 0 ? std::to_string(o.chunks) : std::string("auto"));
   return s;
 }
 

@@ -79,7 +79,14 @@ struct ExchangeOptions {
   int chunk_mib = -1;      ///< least chunk size in MiB; -1: settings().exchange_chunk_mib
   const ExchangeChunking* chunking = nullptr;  ///< hooks (its count overrides `chunks`)
   std::optional<Transport> transport;          ///< how device blocks travel; unset: settings().transport
+  /// How redistribute chooses what is left automatic (transport, chunks); unset: settings().tune
+  /// (TESSERA_TUNE; docs/tuning.md). exchange() itself does not tune.
+  std::optional<Tune> tune;
 };
+/// A tuner's candidate name of exchange options: "<transport>/<chunks>" ("auto/auto", "ipc/8"),
+/// and back (tune off; InvalidArgument for a name that is not one).
+std::string candidate_name(const ExchangeOptions& o);
+ExchangeOptions exchange_candidate(const std::string& name);
 
 /// The transport that exchanges over `g` on `d` with `t` actually use ("nccl", "mpi (staged)",
 /// "ipc", ...): ipc resolves to the group's own across nodes; auto names the group's own and, where

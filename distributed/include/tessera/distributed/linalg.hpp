@@ -20,17 +20,30 @@
 // x gathered on every rank, the result {m} in the same row blocks. (dot of 1-D arrays: reduce.hpp.)
 // Errors: ShapeMismatch (inner extents differ), DeviceMismatch, LayoutMismatch (other groups).
 #pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "tessera/distributed/array.hpp"
+#include "tessera/distributed/settings.hpp"
 
 namespace tessera::distributed {
 
 /// How an operand enters a product: as is, transposed, or conjugate-transposed.
 enum class Op { none, trans, conj_trans };
 
-/// Options of matmul; panel: most k-columns per SUMMA step (0: min(1024, the k block)).
+/// Options of matmul; panel: most k-columns per SUMMA step (0: min(1024, the k block)); grid: the
+/// SUMMA grid {rows, columns} where a's grid is not 2-D (empty: balanced); tune: how the panel
+/// and grid left automatic are chosen (unset: TESSERA_TUNE; docs/tuning.md).
 struct MatmulOptions {
   index_t panel = 0;
+  std::vector<int> grid;
+  std::optional<Tune> tune;
 };
+/// A tuner's candidate name of matmul options, "<rows>x<columns>/<panel>" ("2x2/auto", "4x1/256"),
+/// and back (tune off; InvalidArgument for a name that is not one).
+std::string candidate_name(const MatmulOptions& o);
+MatmulOptions matmul_candidate(const std::string& name);
 
 /// op_a(a) @ op_b(b) of 2-D arrays (SUMMA, see above).
 template <class T>

@@ -30,6 +30,13 @@ namespace tessera::distributed {
 /// grids' shapes may differ; their groups must hold the same ranks in the same order).
 template <class T, int Rank>
 Array<T, Rank> redistribute(const Array<T, Rank>& a, const Layout<Rank>& to);
+struct ExchangeOptions;
+/// The same with the exchange's options. What they leave automatic (transport where
+/// TESSERA_TRANSPORT is auto, chunks where TESSERA_EXCHANGE_CHUNKS is 0) is chosen as
+/// options.tune (else TESSERA_TUNE) says: the fixed rule, wisdom, or measured on this redistribute's
+/// buffers the first time (docs/tuning.md); the plain call above does the same with default options.
+template <class T, int Rank>
+Array<T, Rank> redistribute(const Array<T, Rank>& a, const Layout<Rank>& to, const ExchangeOptions& options);
 
 /// The whole global array on rank `root` (of a's group), on a's device; an empty array (shape
 /// zeros, no memory) on the other ranks.

@@ -53,7 +53,7 @@ struct Report {
   std::vector<std::string> notes;  ///< per candidate: "", "pruned" or "budget"
   double tuning_ms = 0;            ///< wall time measuring took (slowest rank); 0 for rule and wisdom
   const std::string& choice() const { return names.at(chosen); }
-  /// "fft c64 [64,64,64] on 4 ranks: measured slab|nccl|4 (slab|nccl|4 0.52 ms x3, pencil 2x2|nccl|4
+  /// "fft c64 [64,64,64] on 4 ranks: measured slab/nccl/4 (slab/nccl/4 0.52 ms x3, pencil 2x2/nccl/4
   /// 0.91 ms x1 pruned) in 12.1 ms".
   std::string str() const;
 };
@@ -118,7 +118,9 @@ Wisdom& process_wisdom();
 /// A choice by `mode` (collective over g). off: `rule` (the rule's candidate). wisdom: the wisdom's
 /// choice for `k` (rank 0 of g looks it up and broadcasts it) where usable(choice), else `rule`.
 /// measure: the wisdom's, else search() (which measures, e.g. by measure(), the same on every
-/// rank), whose winner is remembered (rank 0 of g writes the file). Recorded in history(); with
+/// rank), whose winner is remembered (rank 0 of g writes the file); choices made while a search
+/// runs (a redistribute inside a measured product) take the wisdom or the rule, never measure
+/// themselves. Recorded in history(); with
 /// TESSERA_VERBOSE=1 rank 0 of g prints the report.
 Report choose(const comm::ProcessGroup& g, Tune mode, const Key& k, const std::string& rule,
               const std::function<bool(const std::string&)>& usable, const std::function<Report()>& search);

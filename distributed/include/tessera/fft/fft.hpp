@@ -82,7 +82,7 @@ struct Options {
   /// Memberwise equality.
   bool operator==(const Options&) const = default;
 };
-/// The options a tuner's candidate name stands for ("slab|auto|auto", "pencil 2x2|nccl-window|8":
+/// The options a tuner's candidate name stands for ("slab/auto/auto", "pencil 2x2/nccl-window/8":
 /// decomposition and grid, transport, chunks; "auto": the rule's), with tune off; throws
 /// InvalidArgument for a name that is not one. Plan::describe() and tessera-tune print such names.
 Options candidate_options(const std::string& name);
@@ -125,7 +125,7 @@ class Plan {
   /// every other plan {1, size}: natural order.
   std::array<index_t, 2> output_order() const;
   /// How the plan's decomposition, grid, transport and depth were chosen: "fft c2c complex64
-  /// [64,64,64] on 4 ranks: measured pencil 2x2|auto|auto (slab|auto|auto 1.210 ms x3, ...) in
+  /// [64,64,64] on 4 ranks: measured pencil 2x2/auto/auto (slab/auto/auto 1.210 ms x3, ...) in
   /// 40.2 ms", or "...: rule ...", "...: wisdom ..." (TESSERA_VERBOSE=1 prints it when made).
   const std::string& describe() const;
 
