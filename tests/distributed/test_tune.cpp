@@ -283,7 +283,11 @@ TEST(TuneWisdom, ChooseMeasuresOnceThenRemembers) {
   EXPECT_EQ(tune::choose(world(), Tune::wisdom, other, names, make, m).source, "rule");
   // A remembered choice that is no longer a candidate: not used.
   EXPECT_EQ(tune::choose(world(), Tune::wisdom, k, {"c0", "c1"}, make, m).source, "rule");
-  EXPECT_EQ(tune::history().size(), 6u);
+  EXPECT_EQ(tune::history().size(), 5u) << "the second call decided from memory, with no report";
+  // Forgetting the process's decisions: the next call asks the wisdom (a broadcast) and reports.
+  tune::clear_history();
+  EXPECT_EQ(tune::choose(world(), Tune::measure, k, names, make, m).source, "wisdom");
+  EXPECT_EQ(tune::history().size(), 1u);
 }
 
 TEST(TuneWisdom, CorruptOrStaleFilesAreIgnoredWithOneWarning) {
@@ -373,6 +377,16 @@ TYPED_TEST(TunedOps, OffGivesTheRulesFftPlan) {
     EXPECT_EQ(w.output_layout(), plan->output_layout());
     EXPECT_EQ(w.decomposition(), plan->decomposition());
   }
+  // Redistribute and matmul with tuning off take the rule's options as they are: nothing is
+  // looked up, measured or reported.
+  SettingsScope scope(Tune::off, path);
+  const td::ProcessGrid line(world());
+  td::Array<double, 2> a(td::Layout<2>(line, {8, 6}, {0, -1}), d), b(td::Layout<2>(line, {6, 4}, {0, -1}), d);
+  ts::local::fill(a.interior(), 1.0), ts::local::fill(b.interior(), 2.0);
+  (void)td::redistribute(a, td::Layout<2>(line, {8, 6}, {-1, 0}));
+  const auto c = td::matmul(a, b);
+  for (double v : td::testing::gather_to_host(c)) EXPECT_EQ(v, 12.0);
+  EXPECT_TRUE(tune::history().empty());
 }
 
 // Measured FFT plans are right (against FFTW), say so, and the next plan comes from wisdom.

@@ -91,7 +91,7 @@ Report measure(const comm::ProcessGroup& g, const std::vector<Candidate>& c, con
       continue;
     }
     double cost = 0;
-    for (int w = 0; w < m.warmups; ++w) cost += timed(i, -1 - w);
+    for (int w = 0; w < (c[i].warm ? 0 : m.warmups); ++w) cost += timed(i, -1 - w);
     const double t = timed(i, 0);
     double v[2] = {t, cost + t};
     g.all_reduce(v, 2, comm::ReduceOp::max);
@@ -164,7 +164,9 @@ Key key_for(const comm::ProcessGroup& g, Device d, std::string operation, std::v
   k.gpus_per_node = d.is_cuda() ? cuda_device_count() : 0;
   k.ranks_per_node = g.local_size();
   k.ranks = g.size();
-  k.nodes = g.all_reduce(g.local_rank() == 0 ? 1 : 0, comm::ReduceOp::sum);
+  // Not collective: the ranks over those on rank 0's node, rounded up (exact where nodes hold
+  // equal numbers of ranks, as launchers place them).
+  k.nodes = (g.size() + std::max(1, g.local_size()) - 1) / std::max(1, g.local_size());
   k.operation = std::move(operation);
   k.shape = std::move(shape);
   k.dtype = std::move(dtype);
@@ -342,6 +344,11 @@ namespace {
 std::mutex history_mu;
 std::vector<Report> history_;
 thread_local bool searching = false;  // inside a search (a candidate's run may choose too)
+// Decisions made in this process, by group (its communicator's handle, as the plan caches key
+// groups), key, candidates and mode: an operation called again decides with no collective. Every
+// rank of a group makes the same calls on it, so all ranks hit or miss together.
+std::mutex memo_mu;
+std::map<std::string, Report> memo_;
 }  // namespace
 
 void record(const comm::ProcessGroup& g, const Report& r) {
@@ -360,13 +367,29 @@ std::string operation_of(const Key& k) {
 }
 }  // namespace
 
-Report choose(const comm::ProcessGroup& g, Tune mode, const Key& k, const std::string& rule,
-              const std::function<bool(const std::string&)>& usable, const std::function<Report()>& search) {
+namespace {
+Report choose_with(const comm::ProcessGroup& g, Tune mode, const Key& k, const std::string& rule,
+                   const std::string& variant, const std::function<bool(const std::string&)>& usable,
+                   const std::function<Report()>& search) {
   Report r;
   r.names = {rule}, r.times_ms = {-1.0}, r.runs = {0}, r.notes = {""};
   r.operation = operation_of(k);
+  const std::string memo_key = std::to_string(static_cast<long long>(MPI_Comm_c2f(g.mpi_comm()))) + "\n" +
+                               tune_name(mode) + "\n" + settings().wisdom_path() + "\n" + rule + "\n" + variant + "\n" + k.str();
+  {
+    std::lock_guard lock(memo_mu);
+    if (auto it = memo_.find(memo_key); it != memo_.end()) {
+      Report again = it->second;
+      if (again.source == "measured") again.source = "wisdom", again.tuning_ms = 0;  // remembered
+      return again;
+    }
+  }
+  auto remember = [&](const Report& x) {
+    std::lock_guard lock(memo_mu);
+    memo_[memo_key] = x;
+  };
   if (mode == Tune::off) {
-    record(g, r);
+    record(g, r), remember(r);
     return r;
   }
   // Rank 0 of g looks the key up and broadcasts the entry (empty: none).
@@ -387,7 +410,7 @@ Report choose(const comm::ProcessGroup& g, Tune mode, const Key& k, const std::s
       const auto at = std::find(w.names.begin(), w.names.end(), choice);
       if (at == w.names.end()) w.names.push_back(choice), w.times_ms.push_back(-1), w.runs.push_back(0), w.notes.push_back("");
       w.chosen = static_cast<int>(std::find(w.names.begin(), w.names.end(), choice) - w.names.begin());
-      record(g, w);
+      record(g, w), remember(w);
       return w;
     }
   }
@@ -403,19 +426,27 @@ Report choose(const comm::ProcessGroup& g, Tune mode, const Key& k, const std::s
     searching = false;
     m.operation = r.operation, m.source = "measured";
     if (g.rank() == 0) process_wisdom().store(k, {m.choice(), m.names, m.times_ms});
-    record(g, m);
+    record(g, m), remember(m);
     return m;
   }
-  record(g, r);
+  record(g, r), remember(r);
   return r;
+}
+}  // namespace
+
+Report choose(const comm::ProcessGroup& g, Tune mode, const Key& k, const std::string& rule,
+              const std::function<bool(const std::string&)>& usable, const std::function<Report()>& search) {
+  return choose_with(g, mode, k, rule, "", usable, search);
 }
 
 Report choose(const comm::ProcessGroup& g, Tune mode, const Key& k, const std::vector<std::string>& names,
               const std::function<std::vector<Candidate>()>& make, const Measure& m) {
   if (names.empty()) throw InvalidArgument("tune::choose: no candidates");
   if (names.size() == 1) mode = Tune::off;  // nothing to choose
-  return choose(
-      g, mode, k, names[0], [&](const std::string& c) { return std::find(names.begin(), names.end(), c) != names.end(); },
+  std::string variant;
+  for (const auto& n : names) variant += n + "\t";
+  return choose_with(
+      g, mode, k, names[0], variant, [&](const std::string& c) { return std::find(names.begin(), names.end(), c) != names.end(); },
       [&] { return measure(g, make(), m); });
 }
 
@@ -475,8 +506,12 @@ std::vector<Report> history() {
   return history_;
 }
 void clear_history() {
-  std::lock_guard lock(history_mu);
-  history_.clear();
+  {
+    std::lock_guard lock(history_mu);
+    history_.clear();
+  }
+  std::lock_guard lock(memo_mu);
+  memo_.clear();
 }
 
 }  // namespace tessera::distributed::tune

@@ -626,6 +626,7 @@ Options tuned(const Layout<R>& in, Device dev, Options o, std::string& described
                        (void)engines[i]->forward({x}, Norm::backward, false);
                        Stream::default_for(dev).synchronize();
                      }});
+      c[0].warm = !stages.empty();  // the previous stage's winner
       tune::Measure m;
       m.budget_ms = std::max(0.0, budget - spent);
       stages.push_back(tune::measure(g, c, m));
@@ -646,7 +647,7 @@ Options tuned(const Layout<R>& in, Device dev, Options o, std::string& described
       const bool pencils = rule.decomposition == Decomposition::pencil || free_decomp;
       if (pencils) {
         const auto base = rule.decomposition == Decomposition::pencil ? rule.grid : distributed::rule::summa_grid(P);
-        for (const auto& gr : pencil_grids(P, base, free_grid ? 3 : 1)) {
+        for (const auto& gr : pencil_grids(P, base, free_grid ? 2 : 1)) {
           Options c = rule;
           c.decomposition = Decomposition::pencil, c.grid = gr;
           add(c);

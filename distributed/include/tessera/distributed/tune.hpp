@@ -29,6 +29,7 @@ namespace tessera::distributed::tune {
 struct Candidate {
   std::string name;
   std::function<void()> run;
+  bool warm = false;  ///< ran already (an earlier stage's winner): no warm-up runs
 };
 
 /// How candidates are timed.
@@ -78,8 +79,8 @@ struct Key {
   std::string str() const;
   bool operator==(const Key&) const = default;
 };
-/// The key of `operation` over g on d (collective: counts the nodes); device model, GPUs, versions
-/// filled in from this process.
+/// The key of `operation` over g on d (not collective): device model, GPUs, ranks per node and
+/// versions from this process; nodes: the ranks over those on this rank's node, rounded up.
 Key key_for(const comm::ProcessGroup& g, Device d, std::string operation, std::vector<long long> shape,
             std::string dtype, std::string layouts);
 
@@ -134,8 +135,12 @@ Report merge(const std::vector<Report>& stages, const std::string& winner);
 /// Adds a report made without choose() (a plan with nothing to tune) to history() and, with
 /// TESSERA_VERBOSE=1, prints it on rank 0 of g (not collective).
 void record(const comm::ProcessGroup& g, const Report& r);
-/// Every report choose() and record() made in this process, oldest first (tessera-tune and tests read them).
+/// Every report choose() and record() made in this process, oldest first (tessera-tune and tests
+/// read them). choose() remembers its decisions in the process: the same operation on the same
+/// group decides again with no collective and no new report (a measured one then reads "wisdom").
 std::vector<Report> history();
+/// Forgets history() and the decisions remembered in the process (the next call of each
+/// operation asks the wisdom again).
 void clear_history();
 
 }  // namespace tessera::distributed::tune
