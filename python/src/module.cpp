@@ -8,6 +8,7 @@
 #include <pybind11/stl.h>
 
 #include <array>
+#include <complex>
 #include <cstring>
 #include <map>
 #include <string>
@@ -196,18 +197,137 @@ class JitPlan {
       std::memcpy(scalars_[i].data(), data, std::min<std::size_t>(static_cast<std::size_t>(size), 16));
     }
     if (PyErr_Occurred()) throw py::error_already_set();
-    // Launching is asynchronous and short: the GIL stays held (releasing it costs more).
+    run(reinterpret_cast<void*>(out), py::len(operands), py::len(scalars));
+  }
+
+  // The launch itself, of the pointers and scalars set. Asynchronous and short: the GIL stays
+  // held (releasing it costs more).
+  void run(void* out, std::size_t operands, std::size_t scalars) {
     const tessera_status st = guard("jit_launch", [&] {
-      prepared_->launch(reinterpret_cast<void*>(out), ptrs_.data(), py::len(operands), scalars_.data(), py::len(scalars),
-                        Stream::default_for(prepared_->device()));
+      prepared_->launch(out, ptrs_.data(), operands, scalars_.data(), scalars, Stream::default_for(prepared_->device()));
     });
     if (st != TESSERA_SUCCESS) raise_status(st);
   }
+  std::vector<const void*>& pointers() { return ptrs_; }
+  std::vector<std::array<unsigned char, 16>>& scalars() { return scalars_; }
 
  private:
   std::unique_ptr<local::jit::Prepared> prepared_;
   std::vector<const void*> ptrs_;
   std::vector<std::array<unsigned char, 16>> scalars_;
+};
+
+// The bytes of one element of the tessera_dtype `code`.
+std::size_t code_size(int code) {
+  constexpr std::size_t sizes[] = {4, 8, 8, 16, 4, 8, 1};  // F32, F64, C64, C128, I32, I64, BOOL
+  return code >= 0 && code < 7 ? sizes[code] : 0;
+}
+
+// A scalar's bytes in the tessera_dtype `code` (numpy.asarray(v).astype(dtype).tobytes()) for
+// Python's bool, int, float and complex; false for other values (the caller converts them).
+bool scalar_bytes(PyObject* v, int code, std::array<unsigned char, 16>& b) {
+  b = {};
+  auto put = [&](auto x) { std::memcpy(b.data(), &x, sizeof x); return true; };
+  const bool is_int = PyLong_CheckExact(v) || PyBool_Check(v), is_float = PyFloat_Check(v);
+  if (!is_int && !is_float && !PyComplex_CheckExact(v)) return false;
+  if (is_int) {
+    int overflow = 0;
+    const long long i = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (overflow || (i == -1 && PyErr_Occurred())) return PyErr_Clear(), false;
+    switch (code) {
+      case TESSERA_F32: return put(static_cast<float>(i));
+      case TESSERA_F64: return put(static_cast<double>(i));
+      case TESSERA_C64: return put(std::complex<float>(static_cast<float>(i)));
+      case TESSERA_C128: return put(std::complex<double>(static_cast<double>(i)));
+      case TESSERA_I32: return put(static_cast<std::int32_t>(i));
+      case TESSERA_I64: return put(static_cast<std::int64_t>(i));
+      case TESSERA_BOOL: return put(static_cast<unsigned char>(i != 0));
+      default: return false;
+    }
+  }
+  const Py_complex z = is_float ? Py_complex{PyFloat_AS_DOUBLE(v), 0.0} : PyComplex_AsCComplex(v);
+  switch (code) {
+    case TESSERA_F32: return !z.imag && put(static_cast<float>(z.real));
+    case TESSERA_F64: return !z.imag && put(z.real);
+    case TESSERA_C64: return put(std::complex<float>(static_cast<float>(z.real), static_cast<float>(z.imag)));
+    case TESSERA_C128: return put(std::complex<double>(z.real, z.imag));
+    default: return false;  // (a float into an integer or bool kernel: NumPy's rules decide)
+  }
+}
+
+// A destination's last expression kernel (python/tessera/_array.py launch()): run(e) launches it
+// again, with e's scalars, when e has the same structure (sig) over the same arrays (the same
+// view objects, arrays alive), and says whether it did; the caller lowers e otherwise. Made
+// without a kernel (None), it only matches.
+class Repeat {
+ public:
+  Repeat(std::shared_ptr<JitPlan> plan, py::object sig, py::tuple views, std::uintptr_t out,
+         const std::vector<std::uintptr_t>& pointers, std::vector<int> wants)
+      : plan_(std::move(plan)), sig_(std::move(sig)), views_(std::move(views)), out_(reinterpret_cast<void*>(out)),
+        wants_(std::move(wants)) {
+    for (std::uintptr_t p : pointers) pointers_.push_back(reinterpret_cast<const void*>(p));
+  }
+
+  bool run(py::handle e) {
+    if (!plan_) raise_status(guard("Repeat.run", [] { throw InvalidArgument("a Repeat made without a kernel only matches"); }));
+    if (!bind(e, plan_->scalars())) return false;
+    std::copy(pointers_.begin(), pointers_.end(), plan_->pointers().begin());
+    plan_->run(out_, pointers_.size(), wants_.size());
+    return true;
+  }
+
+  // The scalars' bytes run(e) would launch with, or None where it would not (what the tests of
+  // hosts without a GPU check).
+  py::object match(py::handle e) {
+    std::vector<std::array<unsigned char, 16>> scalars(wants_.size());
+    if (!bind(e, scalars)) return py::none();
+    py::list out;
+    for (std::size_t i = 0; i < scalars.size(); ++i)
+      out.append(py::bytes(reinterpret_cast<const char*>(scalars[i].data()), code_size(wants_[i])));
+    return out;
+  }
+
+ private:
+  // Whether e repeats this kernel's expression; its scalars' bytes into `scalars` if so.
+  bool bind(py::handle e, std::vector<std::array<unsigned char, 16>>& scalars) {
+    static PyObject* const sig_name = PyUnicode_InternFromString("sig");
+    static PyObject* const leaves_name = PyUnicode_InternFromString("leaves");
+    static PyObject* const consts_name = PyUnicode_InternFromString("consts");
+    static PyObject* const value_name = PyUnicode_InternFromString("value");
+    static PyObject* const views_name = PyUnicode_InternFromString("_views");
+    static PyObject* const id_name = PyUnicode_InternFromString("_id");
+    const py::object sig = steal(PyObject_GetAttr(e.ptr(), sig_name));
+    if (sig.ptr() != sig_.ptr()) {
+      const int same = PyObject_RichCompareBool(sig.ptr(), sig_.ptr(), Py_EQ);
+      if (same < 0) throw py::error_already_set();
+      if (!same) return false;
+    }
+    const py::object leaves = steal(PyObject_GetAttr(e.ptr(), leaves_name));
+    if (!PyTuple_Check(leaves.ptr()) || PyTuple_GET_SIZE(leaves.ptr()) != PyTuple_GET_SIZE(views_.ptr())) return false;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(leaves.ptr()); ++i) {
+      PyObject* a = PyTuple_GET_ITEM(leaves.ptr(), i);
+      const py::object views = steal(PyObject_GetAttr(a, views_name)), id = steal(PyObject_GetAttr(a, id_name));
+      if (views.ptr() != PyTuple_GET_ITEM(views_.ptr(), i) || id.ptr() == Py_None) return false;
+    }
+    const py::object consts = steal(PyObject_GetAttr(e.ptr(), consts_name));
+    if (!PyTuple_Check(consts.ptr()) || static_cast<std::size_t>(PyTuple_GET_SIZE(consts.ptr())) != wants_.size())
+      return false;
+    for (std::size_t i = 0; i < wants_.size(); ++i) {
+      const py::object v = steal(PyObject_GetAttr(PyTuple_GET_ITEM(consts.ptr(), i), value_name));
+      if (!scalar_bytes(v.ptr(), wants_[i], scalars[i])) return false;
+    }
+    return true;
+  }
+  static py::object steal(PyObject* o) {
+    if (!o) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(o);
+  }
+  std::shared_ptr<JitPlan> plan_;
+  py::object sig_;
+  py::tuple views_;
+  void* out_;
+  std::vector<const void*> pointers_;
+  std::vector<int> wants_;
 };
 
 // A string kernel (CuPy's ElementwiseKernel) on this rank's shards: args are (dtype code, is
@@ -497,10 +617,15 @@ PYBIND11_MODULE(_tessera, m) {
   m.def("axis_all_reduce", &axis_all_reduce);
   m.def("run_string_kernel", &run_string_kernel);
   m.def("fill_random", &fill_random);
-  py::class_<JitPlan>(m, "JitPlan")
+  py::class_<JitPlan, std::shared_ptr<JitPlan>>(m, "JitPlan")
       .def(py::init<const std::vector<std::array<int, 6>>&, int, const std::vector<int64_t>&, const std::vector<int64_t>&,
                     const std::vector<std::vector<int64_t>>&, bool>())
       .def("launch", &JitPlan::launch);
+  py::class_<Repeat>(m, "Repeat")
+      .def(py::init<std::shared_ptr<JitPlan>, py::object, py::tuple, std::uintptr_t, const std::vector<std::uintptr_t>&,
+                    std::vector<int>>())
+      .def("run", &Repeat::run)
+      .def("match", &Repeat::match);
   // The CUDA source of an IR kernel, and its NVRTC compile for sm_`arch` (no GPU needed): what
   // CI checks of the GPU path.
   m.def("jit_source", [](const std::vector<std::array<int, 6>>& nodes, int out_dtype, int rank, bool linear) {

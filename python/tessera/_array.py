@@ -119,6 +119,20 @@ class Shard(_Shaped):
         return f"<tessera shard {self.shape} {self.dtype} on {self._array.device}>"
 
 
+def _operator(ufunc, reflected=False):
+    """The method of a binary arithmetic operator (ndarray._binary with the common case, an array
+    of the same layout, spelled out: it runs on every operator of every expression)."""
+    def method(self, other):
+        if type(other) is not ndarray:
+            return self._binary(ufunc, other, reflected)
+        if other._key is not self._key or self._key is None or other.shape != self.shape or other.device != self.device:
+            check_compatible(self, other)
+        a = self._expr if self._expr is not None else _expr.Leaf(self)
+        b = other._expr if other._expr is not None else _expr.Leaf(other)
+        return ndarray._pending(self, _expr.node(ufunc, [b, a] if reflected else [a, b]))
+    return method
+
+
 class ndarray(_Shaped):
     """A distributed n-d array (1-4 dimensions) with one shard per rank."""
 
@@ -353,14 +367,14 @@ class ndarray(_Shaped):
         assign(self, e)
         return self
 
-    __add__ = lambda s, o: s._binary(np.add, o)
-    __radd__ = lambda s, o: s._binary(np.add, o, True)
-    __sub__ = lambda s, o: s._binary(np.subtract, o)
-    __rsub__ = lambda s, o: s._binary(np.subtract, o, True)
-    __mul__ = lambda s, o: s._binary(np.multiply, o)
-    __rmul__ = lambda s, o: s._binary(np.multiply, o, True)
-    __truediv__ = lambda s, o: s._binary(np.true_divide, o)
-    __rtruediv__ = lambda s, o: s._binary(np.true_divide, o, True)
+    __add__ = _operator(np.add)
+    __radd__ = _operator(np.add, True)
+    __sub__ = _operator(np.subtract)
+    __rsub__ = _operator(np.subtract, True)
+    __mul__ = _operator(np.multiply)
+    __rmul__ = _operator(np.multiply, True)
+    __truediv__ = _operator(np.true_divide)
+    __rtruediv__ = _operator(np.true_divide, True)
     __floordiv__ = lambda s, o: s._binary(np.floor_divide, o)
     __rfloordiv__ = lambda s, o: s._binary(np.floor_divide, o, True)
     __mod__ = lambda s, o: s._binary(np.remainder, o)
@@ -407,6 +421,11 @@ class ndarray(_Shaped):
         return self._unary(np.logical_not)
 
     def __setitem__(self, key, value):
+        # z[...] = e once more, e of the structure and arrays of z's last assignment (on a GPU):
+        # what that one checked holds again, the kernel runs with e's scalars.
+        if (key is Ellipsis and type(value) is ndarray and self._last is not None and value._expr is not None
+                and self._id is not None and self._last.run(value._expr)):
+            return
         if key is not Ellipsis and not _whole_key(key):
             from . import _slicing
             return _slicing.put(self, key, value)
@@ -634,32 +653,13 @@ def run_ordered(foreign, fn, *args):
         _tessera.streams_after(foreign)
 
 
-class _Repeat:
-    """What launching an expression into one destination again needs, when it reads the same
-    arrays (the same view objects: an array's are made once and its memory never moves)."""
-    __slots__ = ("sig", "views", "plan", "out", "pointers", "wants", "foreign")
-
-    def __init__(self, e, plan, out, pointers, wants, foreign):
-        self.sig, self.views, self.plan, self.out = e.sig, tuple(a._views for a in e.leaves), plan, out
-        self.pointers, self.wants, self.foreign = pointers, wants, foreign
-
-    def matches(self, e):
-        if e.sig != self.sig or len(e.leaves) != len(self.views):
-            return False
-        for a, v in zip(e.leaves, self.views):
-            if a._views is not v or a._id is None:  # another array, or a freed one
-                return False
-        return True
-
-
 def launch(dst, e):
     """One fused kernel of the runtime kernel compiler: dst's interior = e. The per-call path of
     small expressions: where dst last took an expression of this structure over the same arrays,
     one launch with the new scalars; else lowering, one dict lookup, one launch."""
     last = dst._last
-    if last is not None and last.matches(e):
-        scalars = [_expr.scalar_bytes(c.value, w) for c, w in zip(e.consts, last.wants)]
-        return run_ordered(last.foreign, last.plan.launch, last.out, last.pointers, scalars)
+    if last is not None and last.run(e):
+        return
     L = _expr.lower(e, dst.dtype)
     out, shape, strides = dst._view(False)
     if 0 in shape:
@@ -688,9 +688,12 @@ def launch(dst, e):
             [in_elements(a.dtype.itemsize, g) for a, g in zip(operands, geometry)], linear)
     if dst._foreign:
         foreign.append(dst._id)
+    # Remembered (_tessera.Repeat: run again when the next expression has this structure over
+    # the same arrays, the same view objects) where e reads plain arrays of Tessera's own memory
+    # (not broadcast ones, not a caller's) and each scalar once (a subtree e holds twice lowers
+    # once: its scalars would not line up with e.consts).
     dst._last = None
-    # Remembered where e reads plain arrays (not broadcast ones) and each scalar once (a subtree
-    # e holds twice lowers once: its scalars would not line up with e.consts).
-    if len(L.wants) == len(e.consts) and all(type(a) is ndarray for a in e.leaves):
-        dst._last = _Repeat(e, plan, out, views, L.wants, foreign)
+    if not foreign and len(L.wants) == len(e.consts) and all(type(a) is ndarray for a in e.leaves):
+        dst._last = _tessera.Repeat(plan, e.sig, tuple(a._views for a in e.leaves), out, views,
+                                    [_dtypes.CODES[w] for w in L.wants])
     run_ordered(foreign, plan.launch, out, views, L.scalars)

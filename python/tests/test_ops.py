@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 import tessera as ts
-from tessera import _expr, _tessera
+from tessera import _dtypes, _expr, _tessera
 from conftest import DTYPES, FLOATS, NUMERIC, tol, values
 
 SHAPE = (9, 7, 4)
@@ -133,40 +133,48 @@ def test_repeated_assignments_read_their_own_arrays_and_scalars():
     same(z.numpy(), x * y)
 
 
-def test_repeated_assignment_cache_checks_identity(monkeypatch):
-    """The per-destination kernel of launch(), with a recording stand-in for the GPU's kernels:
-    hit only for the same arrays (pointers) and structure, with each call's scalars."""
-    from tessera import _array
-    calls, made = [], []
-
-    class Plan:
-        def __init__(self, nodes, *args):
-            made.append(tuple(nodes))
-
-        def launch(self, out, pointers, scalars):
-            calls.append((out, tuple(pointers), tuple(scalars)))
-
-    monkeypatch.setattr(_tessera, "JitPlan", Plan)
-    monkeypatch.setattr(_array, "_plans", {})
+def test_repeat_matches_only_the_same_structure_over_the_same_arrays():
+    """The per-destination kernel of GPU assignments (_tessera.Repeat, made here without a kernel:
+    it only matches): the same arrays and structure repeat, with each call's scalars in the
+    kernel's types; other arrays, structures, scalar types or a dead array do not."""
     a, b, x, y = pair(np.float64)
     c = ts.asarray(x, split=0)
-    z = ts.zeros(SHAPE, split=0)
-    ptr = lambda t: t._view(False)[0]
-    run = lambda e: _array.launch(z, e._expr)
-    run(a + b)
-    run(a + b)
-    assert len(made) == 1 and calls[0] == calls[1] == (ptr(z), (ptr(a), ptr(b)), ())
-    run(c + b)
-    assert calls[-1][1] == (ptr(c), ptr(b)) and len(made) == 1  # another array: same plan, new pointers
-    run(a * 2.0)
-    run(a * 3.0)
-    assert calls[-2][2] == (np.float64(2).tobytes(),) and calls[-1][2] == (np.float64(3).tobytes(),)
-    run(a + a)
-    assert calls[-1][1] == (ptr(a),)  # loaded once
-    run(a + c)
-    assert calls[-1][1] == (ptr(a), ptr(c))
-    run(a - c)
-    assert made[-1] != made[0]  # another structure: its own plan
+    i = ts.asarray(values(SHAPE, np.int32), split=0)
+    for t in (a, b, c, i):
+        t._view(False)
+    views = lambda e: tuple(t._views for t in e.leaves)
+
+    def repeat(e, wants=()):
+        return _tessera.Repeat(None, e.sig, views(e), 0, [], [_dtypes.code(w) for w in wants])
+
+    e = (a + b)._expr
+    r = repeat(e)
+    assert r.match((a + b)._expr) == []
+    assert r.match((c + b)._expr) is None  # another array
+    assert r.match((b + a)._expr) is None
+    assert r.match((a - b)._expr) is None  # another structure
+    assert r.match((a + b + b)._expr) is None
+    # NumPy 2 types Python scalars by kind alone: a new value repeats. NumPy 1 looks at values
+    # (the structure holds them): only the same value does.
+    new = (lambda v, old: v) if _expr._WEAK_SCALARS else (lambda v, old: old)
+    s = repeat((a * 2.0)._expr, [np.float64])
+    assert s.match((a * new(3.5, 2.0))._expr) == [np.float64(new(3.5, 2.0)).tobytes()]
+    assert s.match((a * 1j)._expr) is None  # a complex scalar: another result type
+    assert s.match((a * np.float32(2))._expr) is None  # a NumPy scalar: another structure
+    k = repeat((i + 7)._expr, [np.int32])
+    assert k.match((i + new(-5, 7))._expr) == [np.int32(new(-5, 7)).tobytes()]
+    f = repeat((a * 2.0 + 1.0)._expr, [np.float64, np.float64])
+    assert f.match((a * new(0.25, 2.0) + new(-1.0, 1.0))._expr) == [np.float64(new(0.25, 2.0)).tobytes(),
+                                                                  np.float64(new(-1.0, 1.0)).tobytes()]
+    z = repeat((a * (1 + 2j))._expr, [np.complex128])
+    assert z.match((a * new(3 - 4j, 1 + 2j))._expr) == [np.complex128(new(3 - 4j, 1 + 2j)).tobytes()]
+    c._id = None  # a freed array (as finalize() leaves it)
+    try:
+        assert repeat((c + b)._expr).match((c + b)._expr) is None
+    finally:
+        c._id = c._views[0]
+    with pytest.raises(ts.InvalidArgument, match="only matches"):
+        r.run((a + b)._expr)  # no kernel: it only matches
 
 
 def test_inplace():
