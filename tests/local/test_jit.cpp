@@ -61,6 +61,19 @@ TEST(JitIr, TriadLowersToLoadsScalarAndTwoNodes) {
     EXPECT_NE(src.find(want), std::string::npos) << want << "\n" << src;
 }
 
+// Elements per thread: 8-byte arithmetic streams one, 8-byte math functions take four (their
+// latency hidden), and more than four loads take one whatever the types.
+TEST(JitIr, ElementsPerThreadFollowTypesAndMath) {
+  auto d = Array<double, 1>(tl::Shape<1>{8}, Device::host()), e = Array<double, 1>(tl::Shape<1>{8}, Device::host());
+  auto f = Array<float, 1>(tl::Shape<1>{8}, Device::host());
+  EXPECT_EQ(lowered_kernel(d, d * e + d, true).unroll(), 1);
+  EXPECT_EQ(lowered_kernel(d, tl::exp(d) * e, true).unroll(), 4);
+  EXPECT_EQ(lowered_kernel(d, d * tl::sin(e) + tl::exp(d), true).unroll(), 4);
+  EXPECT_EQ(lowered_kernel(f, f * f + f, true).unroll(), 4);
+  EXPECT_NE(jit::generate_cuda(lowered_kernel(d, tl::exp(d) * e, true), "k").find("constexpr int U = 4;"),
+            std::string::npos);
+}
+
 TEST(JitIr, KeysDependOnStructureAndTypesNotSizes) {
   auto a = Array<double, 2>(tl::Shape<2>{4, 5}, Device::host()), b = Array<double, 2>(tl::Shape<2>{40, 50}, Device::host());
   const auto k1 = lowered_kernel(a, a * 3.0 + tl::sin(a), true), k2 = lowered_kernel(b, b * 7.0 + tl::sin(b), true);
