@@ -243,7 +243,15 @@ TYPED_TEST(Exchange, EveryTransportByOption) {
     const std::string ran = td::exchange_transport_name(g, d, t);
     if (d.is_host()) EXPECT_EQ(ran, "mpi");
     if (t == Transport::mpi) EXPECT_EQ(ran.rfind("mpi", 0), 0u) << ran;
-    if (t == Transport::ipc && d.is_cuda() && p > 1) EXPECT_EQ(ran, "ipc");
+    // Across nodes (TESSERA_EMULATE_NODES) ipc and nccl-window give way to the group's own
+    // transport, which is NCCL where every rank has a GPU of its own on its node.
+    const bool one_node = g.local_size() == p;
+    const std::string own = d.is_cuda() ? g.device_transport_str(d) : "mpi";
+    if (t == Transport::ipc && d.is_cuda() && p > 1) EXPECT_EQ(ran, one_node ? "ipc" : own);
+    if (!one_node && d.is_cuda()) {
+      if (t != Transport::mpi) EXPECT_EQ(ran, own);
+      if (g.local_size() == 1) EXPECT_EQ(own, "nccl");
+    }
     for (int round = 0; round < 2; ++round)
       for (int chunks : {1, 3}) {
         const td::ExchangeOptions o{.chunks = chunks, .chunk_mib = 0, .transport = t};

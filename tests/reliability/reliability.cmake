@@ -40,3 +40,15 @@ foreach(mode kill throw)
                            ${TESSERA_EMULATED_NODES_ENV})
   endforeach()
 endforeach()
+# On a GPU: every one of the 3 ranks its own emulated node, so that NCCL (over sockets) carries
+# the collectives and exchanges the survivors wait in when the victim dies.
+foreach(mode kill throw)
+  foreach(op all_reduce recv)
+    tessera_add_fault_test(fault_${mode}_${op}_cuda_emulated_nodes ${mode} ${op} cuda auto TESSERA_EMULATE_NODES=3
+                           OMPI_MCA_pml=ob1 OMPI_MCA_btl=tcp,self OMPI_MCA_btl_tcp_if_include=lo)
+  endforeach()
+  foreach(t auto nccl nccl-window)
+    tessera_add_fault_test(fault_${mode}_exchange_cuda_${t}_emulated_nodes ${mode} exchange cuda ${t}
+                           TESSERA_EMULATE_NODES=3 OMPI_MCA_pml=ob1 OMPI_MCA_btl=tcp,self OMPI_MCA_btl_tcp_if_include=lo)
+  endforeach()
+endforeach()

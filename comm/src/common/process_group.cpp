@@ -196,7 +196,8 @@ ProcessGroup ProcessGroup::nccl_policy(CtaPolicy p) const {
 }
 
 bool ProcessGroup::has_symmetric_windows(const Device& d) const {
-  return !d.is_host() && device_transport(d) == Transport::nccl && detail::nccl_symmetric_windows();
+  return !d.is_host() && local_size() == size() && device_transport(d) == Transport::nccl &&
+         detail::nccl_symmetric_windows();
 }
 
 std::shared_ptr<void> ProcessGroup::symmetric_buffer(std::size_t bytes, const Device& d) const {

@@ -136,9 +136,10 @@ class ProcessGroup {
   /// deregistered and freed with the last copy of the pointer. Throws BackendUnavailable where the
   /// group's device buffers do not travel through NCCL (or NCCL is older than 2.27).
   std::shared_ptr<void> symmetric_buffer(std::size_t bytes, const Device& d) const;
-  /// Whether symmetric_buffer works on `d`: the group's device buffers travel through NCCL and
-  /// this build's NCCL registers symmetric windows (>= 2.27). Collective on first use, like
-  /// device_transport.
+  /// Whether symmetric_buffer works on `d`: the group lies on one node (NCCL's symmetric kernels
+  /// and copy-engine collectives work inside one NVLink domain), its device buffers travel
+  /// through NCCL and this build's NCCL registers symmetric windows (>= 2.27). Collective on first
+  /// use, like device_transport.
   bool has_symmetric_windows(const Device& d) const;
 
   /// Sets the collective deadline of this group (shared by its copies), seconds.
