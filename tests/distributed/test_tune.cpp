@@ -468,17 +468,27 @@ TYPED_TEST(TunedOps, MeasuredRedistributeAndMatmulAreCorrect) {
     EXPECT_EQ(found, P > 1);
     tune::clear_history();
   }
+  // Every candidate's options move the data right (chunks and tapers both ways, no tuning).
+  for (bool taper : {false, true})
+    for (int chunks : {1, 3, 4}) {
+      td::ExchangeOptions o{.chunks = chunks, .chunk_mib = 0, .taper = taper, .tune = Tune::off};
+      const auto moved = td::redistribute(a, td::Layout<2>(line, {m, k}, {-1, 0}), o);
+      EXPECT_EQ(td::testing::gather_to_host(moved), av) << td::candidate_name(o);
+    }
   // Given options are kept: a fixed grid that does not fit is refused.
   if (P == 4) EXPECT_THROW((void)td::matmul(a, b, td::Op::none, td::Op::none, {.panel = 0, .grid = {3, 2}}),
                            ts::InvalidArgument);
 }
 
 TEST(TuneNames, ExchangeAndMatmulCandidates) {
-  const auto e = td::exchange_candidate("ipc/8");
+  const auto e = td::exchange_candidate("ipc/8/flat");
   EXPECT_EQ(e.transport, Transport::ipc);
   EXPECT_EQ(e.chunks, 8);
-  EXPECT_EQ(td::candidate_name(e), "ipc/8");
-  EXPECT_EQ(td::candidate_name(td::exchange_candidate("auto/auto")), "auto/auto");
+  EXPECT_EQ(e.taper, false);
+  EXPECT_EQ(td::candidate_name(e), "ipc/8/flat");
+  EXPECT_EQ(td::candidate_name(td::exchange_candidate("auto/auto/auto")), "auto/auto/auto");
+  EXPECT_EQ(td::exchange_candidate("nccl/2/taper").taper, true);
+  EXPECT_THROW(td::exchange_candidate("ipc/8"), ts::InvalidArgument);
   EXPECT_THROW(td::exchange_candidate("ipc"), ts::InvalidArgument);
   const auto mm = td::matmul_candidate("2x3/256");
   EXPECT_EQ(mm.grid, (std::vector<int>{2, 3}));

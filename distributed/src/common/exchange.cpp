@@ -55,13 +55,22 @@ struct Tuning {
   int max_chunks = 1;
   index_t min_chunk_bytes = 1;
   int axis = -1;  // >= 0: cut along this axis into min(max_chunks, extent) parts (ExchangeChunking)
+  bool taper = true;  // chunk_begin's taper (hooks: always the setting's, which their callers use)
 };
 Tuning tuning(Device d, const ExchangeOptions& o) {
   Tuning t;
   t.max_chunks = o.chunks > 0 ? o.chunks : distributed::settings().chunks_for(d.is_cuda());
   const int mib = o.chunk_mib >= 0 ? o.chunk_mib : distributed::settings().exchange_chunk_mib;
   t.min_chunk_bytes = std::max<index_t>(1, static_cast<index_t>(mib) << 20);
+  t.taper = o.chunking ? distributed::settings().exchange_taper : o.taper.value_or(distributed::settings().exchange_taper);
   return t;
+}
+
+// chunk_begin with the taper given.
+index_t chunk_at(index_t extent, int s, int n, bool taper) {
+  if (n < 3 || extent < 2 * static_cast<index_t>(n) || !taper) return extent * s / n;
+  if (s == 0 || s == n) return s == 0 ? 0 : extent;
+  return extent * (2 * s - 1) / (2 * n - 2);  // weights 1, 2, ..., 2, 1
 }
 
 template <int R>
@@ -75,8 +84,8 @@ ExchangePiece<R> cut(int peer, const Box<R>& b, std::size_t esz, const Tuning& t
   ExchangePiece<R> p{peer, {}};
   for (int k = 0; k < n; ++k) {
     Box<R> c = b;
-    c.lo[axis] = b.lo[axis] + chunk_begin(extent, k, static_cast<int>(n));
-    c.hi[axis] = b.lo[axis] + chunk_begin(extent, k + 1, static_cast<int>(n));
+    c.lo[axis] = b.lo[axis] + chunk_at(extent, k, static_cast<int>(n), t.taper);
+    c.hi[axis] = b.lo[axis] + chunk_at(extent, k + 1, static_cast<int>(n), t.taper);
     p.parts.push_back(c);
   }
   return p;
@@ -95,11 +104,7 @@ std::vector<detail::PeerSteps> steps_of(const std::vector<ExchangePiece<R>>& pie
 
 }  // namespace
 
-index_t chunk_begin(index_t extent, int s, int n) {
-  if (n < 3 || extent < 2 * static_cast<index_t>(n) || !distributed::settings().exchange_taper) return extent * s / n;
-  if (s == 0 || s == n) return s == 0 ? 0 : extent;
-  return extent * (2 * s - 1) / (2 * n - 2);  // weights 1, 2, ..., 2, 1
-}
+index_t chunk_begin(index_t extent, int s, int n) { return chunk_at(extent, s, n, distributed::settings().exchange_taper); }
 
 namespace {
 // What a plan depends on: the group, device, element size, both sides' boxes and the resolved
@@ -204,7 +209,7 @@ std::shared_ptr<const ExchangePlan<R>> plan_exchange(const comm::ProcessGroup& g
     chosen = detail::automatic_transport(g, d, global);
   }
   PlanKey<R> key{static_cast<long long>(MPI_Comm_c2f(g.mpi_comm())), d, sizeof(T), src.boxes, dst.boxes,
-                 tune.max_chunks, tune.axis, hooks, sinks, tune.min_chunk_bytes, distributed::settings().exchange_taper,
+                 tune.max_chunks, tune.axis, hooks, sinks, tune.min_chunk_bytes, tune.taper,
                  chosen};
   return PlanCache<R>::current().get(key, [&] {
     return std::make_shared<const ExchangePlan<R>>(make_plan(key, me, g.size(), tune));

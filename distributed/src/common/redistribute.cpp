@@ -81,11 +81,13 @@ ExchangeOptions tuned(const Layout<R>& from, const Layout<R>& to, const Side<T, 
   const auto& set = settings();
   const bool free_transport = d.is_cuda() && !o.transport && set.transport == Transport::automatic;
   const bool free_chunks = o.chunks == 0 && set.exchange_chunks == 0 && !o.chunking;
-  if (mode == Tune::off || g.size() < 2 || (!free_transport && !free_chunks)) return o;
+  const bool free_taper = !o.taper && !o.chunking;
+  if (mode == Tune::off || g.size() < 2 || (!free_transport && !free_chunks && !free_taper)) return o;
   std::string fixed = from.str() + " -> " + to.str();
   if (!free_transport) fixed += ", transport " + transport_name(o.transport.value_or(set.transport));
   if (!free_chunks) fixed += ", chunks " + std::to_string(o.chunks > 0 ? o.chunks : set.chunks_for(d.is_cuda()));
   if (o.chunk_mib >= 0) fixed += ", chunk MiB " + std::to_string(o.chunk_mib);
+  if (!free_taper) fixed += *o.taper ? ", tapered" : ", flat";
   const auto shape = from.global_shape();
   const auto key = tune::key_for(g, d, "redistribute", std::vector<long long>(shape.begin(), shape.end()),
                                  dtype_name(dtype_v<T>), fixed);
@@ -107,6 +109,11 @@ ExchangeOptions tuned(const Layout<R>& from, const Layout<R>& to, const Side<T, 
         c.chunks = k;
         cands.push_back(c);
       }
+  }
+  if (free_taper) {  // the other taper, at the rule's chunks
+    ExchangeOptions c = o;
+    c.taper = !set.exchange_taper;
+    cands.push_back(c);
   }
   std::vector<std::string> names;
   for (const auto& c : cands) names.push_back(candidate_name(c));

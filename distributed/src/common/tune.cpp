@@ -478,18 +478,23 @@ Report merge(const std::vector<Report>& stages, const std::string& winner) {
 namespace tessera::distributed {
 std::string candidate_name(const ExchangeOptions& o) {
   return transport_name(o.transport.value_or(Transport::automatic)) + "/" +
-         (o.chunks > 0 ? std::to_string(o.chunks) : std::string("auto"));
+         (o.chunks > 0 ? std::to_string(o.chunks) : std::string("auto")) + "/" +
+         (!o.taper ? "auto" : *o.taper ? "taper" : "flat");
 }
 ExchangeOptions exchange_candidate(const std::string& name) {
-  const auto bar = name.find('/');
-  const auto bad = [&] { return InvalidArgument("exchange: '" + name + "' is not a candidate name (transport/chunks)"); };
-  if (bar == std::string::npos) throw bad();
+  const auto bar = name.find('/'), bar2 = bar == std::string::npos ? bar : name.find('/', bar + 1);
+  const auto bad = [&] {
+    return InvalidArgument("exchange: '" + name + "' is not a candidate name (transport/chunks/taper)");
+  };
+  if (bar2 == std::string::npos) throw bad();
   const auto t = transport_from_name(name.substr(0, bar));
   if (!t) throw bad();
   ExchangeOptions o;
   o.tune = Tune::off;
   if (*t != Transport::automatic) o.transport = *t;
-  const std::string ch = name.substr(bar + 1);
+  const std::string ch = name.substr(bar + 1, bar2 - bar - 1), tp = name.substr(bar2 + 1);
+  if (tp == "taper" || tp == "flat") o.taper = tp == "taper";
+  else if (tp != "auto") throw bad();
   if (ch != "auto") {
     char* end = nullptr;
     const long k = std::strtol(ch.c_str(), &end, 10);

@@ -79,12 +79,16 @@ struct ExchangeOptions {
   int chunk_mib = -1;      ///< least chunk size in MiB; -1: settings().exchange_chunk_mib
   const ExchangeChunking* chunking = nullptr;  ///< hooks (its count overrides `chunks`)
   std::optional<Transport> transport;          ///< how device blocks travel; unset: settings().transport
+  /// Tapered chunks (chunk_begin); unset: settings().exchange_taper. With hooks the setting's
+  /// (their callers cut their parts by chunk_begin).
+  std::optional<bool> taper;
   /// How redistribute chooses what is left automatic (transport, chunks); unset: settings().tune
   /// (TESSERA_TUNE; docs/tuning.md). exchange() itself does not tune.
   std::optional<Tune> tune;
 };
-/// A tuner's candidate name of exchange options: "<transport>/<chunks>" ("auto/auto", "ipc/8"),
-/// and back (tune off; InvalidArgument for a name that is not one).
+/// A tuner's candidate name of exchange options: "<transport>/<chunks>/<taper>" ("auto/auto/auto",
+/// "ipc/8/flat"; taper: auto, taper or flat), and back (tune off; InvalidArgument for a name that
+/// is not one).
 std::string candidate_name(const ExchangeOptions& o);
 ExchangeOptions exchange_candidate(const std::string& name);
 
