@@ -332,8 +332,9 @@ class Repeat {
 
 // A string kernel (CuPy's ElementwiseKernel) on this rank's shards: args are (dtype code, is
 // scalar, address, shape, strides in elements, scalar bytes) in the parameter lists' order.
-void run_string_kernel(const std::string& in_params, const std::string& out_params, const std::string& body,
-                       const std::string& name, const std::vector<py::tuple>& args) {
+// A string kernel's arguments: (dtype code, is scalar, address, shape, strides in elements,
+// scalar bytes) each, in the parameter lists' order; arrays on the runtime's device.
+std::vector<local::jit::KernelArg> kernel_args(const std::vector<py::tuple>& args) {
   std::vector<local::jit::KernelArg> v;
   for (const auto& t : args) {
     local::jit::KernelArg a;
@@ -347,6 +348,12 @@ void run_string_kernel(const std::string& in_params, const std::string& out_para
     std::memcpy(a.value.data(), value.data(), std::min(value.size(), a.value.size()));
     v.push_back(a);
   }
+  return v;
+}
+
+void run_string_kernel(const std::string& in_params, const std::string& out_params, const std::string& body,
+                       const std::string& name, const std::vector<py::tuple>& args) {
+  auto v = kernel_args(args);
   guarded("ElementwiseKernel", [&] {
     auto params = local::jit::parse_params(in_params, false);
     for (auto& p : local::jit::parse_params(out_params, true)) params.push_back(p);
@@ -355,6 +362,49 @@ void run_string_kernel(const std::string& in_params, const std::string& out_para
       if (!a.scalar) a.device = d;
     local::jit::run_string_kernel(params, body, name, std::move(v));
   });
+}
+
+// A reduction kernel (CuPy's ReductionKernel) over the inputs `args` (as run_string_kernel's),
+// distributed arrays of the layout of array `like` and scalars: every rank's partials, one
+// all-gather, post_map into one element per output (types `out_dtypes`, tessera_dtype codes).
+// Returns the outputs' bytes, the same on every rank. Collective over the layout's group.
+std::vector<py::bytes> run_reduction_kernel(const std::vector<std::string>& code, std::uint64_t like,
+                                            const std::vector<py::tuple>& args, const std::vector<int>& out_dtypes) {
+  auto v = kernel_args(args);
+  std::vector<std::string> values;
+  guarded("ReductionKernel", [&] {
+    const local::ReductionKernel k(code.at(0), code.at(1), code.at(2), code.at(3), code.at(4), code.at(5), code.at(6),
+                                   code.at(7));
+    auto a = get_array({like}, "like");
+    const Device d = a->device;
+    for (auto& x : v)
+      if (!x.scalar) x.device = d;
+    // The outputs: one element each, of the inputs' rank, on the device.
+    std::vector<Buffer> outs;
+    for (int c : out_dtypes) {
+      local::jit::KernelArg o;
+      o.type = value_of_dtype(static_cast<tessera_dtype>(c));
+      outs.emplace_back(dtype_size(o.type), d);
+      o.ptr = outs.back().data(), o.rank = a->ndim, o.device = d;
+      for (int i = 0; i < o.rank; ++i) o.shape[i] = 1, o.strides[i] = 1;
+      v.push_back(o);
+    }
+    dispatch(a->dtype, a->ndim, [&]<class T, int R>() {
+      const auto& layout = typed<T, R>(*a).layout();
+      before(*a);
+      distributed::reduce_blocks(k, v, layout.grid().group(), layout.global_size());
+      after(*a);
+    });
+    for (auto& b : outs) {
+      std::string bytes(b.bytes(), '\0');
+      detail::memcpy_any(bytes.data(), Device::host(), b.data(), d, b.bytes(), Stream::default_for(d));
+      values.push_back(std::move(bytes));
+    }
+    Stream::default_for(d).synchronize();
+  });
+  std::vector<py::bytes> out;
+  for (const auto& b : values) out.emplace_back(b);
+  return out;
 }
 
 // The kernel of an IR node list (as jit_launch takes it), validated.
@@ -616,6 +666,7 @@ PYBIND11_MODULE(_tessera, m) {
   });
   m.def("axis_all_reduce", &axis_all_reduce);
   m.def("run_string_kernel", &run_string_kernel);
+  m.def("run_reduction_kernel", &run_reduction_kernel);
   m.def("fill_random", &fill_random);
   py::class_<JitPlan, std::shared_ptr<JitPlan>>(m, "JitPlan")
       .def(py::init<const std::vector<std::array<int, 6>>&, int, const std::vector<int64_t>&, const std::vector<int64_t>&,

@@ -38,7 +38,7 @@ from ._functions import (all, any, arange, argmax, argmin, argsort, asarray, bin
                          cumsum, dot, empty, flatnonzero, from_shards, full, full_like, histogram, linspace, matmul,
                          max, mean, min, nonzero, norm, ones, ones_like, prod, put, ravel, sort, std, sum, take, var,
                          where, zeros, zeros_like)
-from ._kernels import ElementwiseKernel
+from ._kernels import ElementwiseKernel, ReductionKernel
 from . import fft, io, linalg, random
 from ._tessera import version as _version
 

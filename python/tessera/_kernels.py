@@ -48,7 +48,7 @@ class ElementwiseKernel:
         like = arrays[0]
         for a in arrays[1:]:
             check_compatible(like, a)
-        new = self._output_dtypes(args[:n_in]) if len(args) == n_in else []
+        new = _output_dtypes(self._ins, self._outs, self.name, args[:n_in]) if len(args) == n_in else []
         if like.device == "host":
             raise BackendUnavailable(f"tessera.ElementwiseKernel '{self.name}' runs on GPU arrays (the runtime kernel "
                                      f"compiler); on host arrays write the expression with NumPy's ufuncs")
@@ -65,20 +65,6 @@ class ElementwiseKernel:
                     packed)
         return _result(outputs)
 
-    def _output_dtypes(self, inputs):
-        """The outputs' dtypes: each declared type (a placeholder: the type of the first input of
-        that placeholder)."""
-        bound = {}
-        for (t, _), a in zip(self._ins, inputs):
-            if t not in _CONCRETE and t not in bound:
-                bound[t] = a.dtype if isinstance(a, ndarray) else np.asarray(a).dtype
-        dtypes = []
-        for t, name in self._outs:
-            if t not in _CONCRETE and t not in bound:
-                raise TypeError(f"output '{name}' of '{self.name}' has type {t}, which no input binds: pass it")
-            dtypes.append(_dtypes.dtype_of(_CONCRETE[t] if t in _CONCRETE else bound[t]))
-        return dtypes
-
     @staticmethod
     def _pack(a):
         if isinstance(a, ndarray):
@@ -92,6 +78,66 @@ class ElementwiseKernel:
         raise TypeError(f"ElementwiseKernel arguments are tessera arrays or scalars, not {type(a).__name__}")
 
 
+def _output_dtypes(ins, outs, name, inputs):
+    """The outputs' dtypes: each declared type (a placeholder: the type of the first input of
+    that placeholder)."""
+    bound = {}
+    for (t, _), a in zip(ins, inputs):
+        if t not in _CONCRETE and t not in bound:
+            bound[t] = a.dtype if isinstance(a, ndarray) else np.asarray(a).dtype
+    dtypes = []
+    for t, arg in outs:
+        if t not in _CONCRETE and t not in bound:
+            raise TypeError(f"output '{arg}' of '{name}' has type {t}, which no input binds: pass it")
+        dtypes.append(_dtypes.dtype_of(_CONCRETE[t] if t in _CONCRETE else bound[t]))
+    return dtypes
+
+
 def _result(outputs):
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
+
+
+class ReductionKernel:
+    """ReductionKernel(in_params, out_params, map_expr, reduce_expr, post_map_expr, identity,
+    name, reduce_type=None), as CuPy's: `map_expr` per element (in terms of the inputs), combined
+    by `reduce_expr` (in terms of a and b) from `identity`, then `post_map_expr` (in terms of the
+    reduced value a, the outputs and n_reduced, the number of elements reduced: CuPy's
+    _in_ind.size()) writes each output; `reduce_type` is the type of a and b (default: the first
+    output's).
+    k(inputs...) reduces over every element of the distributed inputs (axis=None) and returns the
+    outputs as NumPy scalars, the same on every rank (one all-gather of each rank's partials)."""
+
+    def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr, identity,
+                 name="tessera_reduction", reduce_type=None):
+        self._code = [in_params, out_params, map_expr, reduce_expr, post_map_expr, str(identity), name,
+                      reduce_type or ""]
+        self.name = name
+        self._ins, self._outs = _params(in_params), _params(out_params)
+        if not self._outs:
+            raise ValueError("a ReductionKernel needs at least one output parameter")
+
+    def __call__(self, *args, axis=None, keepdims=False):
+        if axis is not None or keepdims:
+            raise NotImplementedError(f"tessera.ReductionKernel '{self.name}' reduces every element (axis=None, "
+                                      f"keepdims=False) so far")
+        if len(args) != len(self._ins):
+            raise TypeError(f"Wrong number of arguments for '{self.name}': {len(self._ins)} inputs, {len(args)} "
+                            f"given (the outputs are returned)")
+        arrays = [a for a in args if isinstance(a, ndarray)]
+        if not arrays:
+            raise TypeError(f"'{self.name}' needs at least one tessera.ndarray argument")
+        like = arrays[0]
+        for a in arrays[1:]:
+            check_compatible(like, a)
+        if like.device == "host":
+            raise BackendUnavailable(f"tessera.ReductionKernel '{self.name}' runs on GPU arrays (the runtime kernel "
+                                     f"compiler); on host arrays write the reduction with NumPy's functions")
+        dtypes = _output_dtypes(self._ins, self._outs, self.name, args)
+        packed = [ElementwiseKernel._pack(a) for a in args]
+        foreign = [a._id for a in arrays if a._foreign]
+        out = []
+        run_ordered(foreign, lambda: out.extend(_tessera.run_reduction_kernel(
+            self._code, like._id, packed, [_dtypes.code(d) for d in dtypes])))
+        values = [np.frombuffer(b, dtype=d)[0] for b, d in zip(out, dtypes)]
+        return values[0] if len(values) == 1 else tuple(values)

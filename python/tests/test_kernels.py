@@ -63,3 +63,52 @@ def test_argument_checks(runtime):
     if runtime.device == "host":
         with pytest.raises(ts.BackendUnavailable):
             k(a, b)
+
+
+@on_gpu
+@pytest.mark.parametrize("n", [37, 1, 1000])  # uneven blocks, blocks of no element, larger
+def test_reduction_kernel_l2_norm_and_mean(n):
+    x, y, a, b = arrays(n)
+    l2 = ts.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "tessera_test_l2")
+    np.testing.assert_allclose(l2(a), np.sqrt(np.sum(x * x)), rtol=1e-12)
+    mean = ts.ReductionKernel("T x, T w", "T m", "x * w", "a + b", "m = a / n_reduced", "0", "tessera_test_mean")
+    got = mean(a, 2.0)
+    assert isinstance(got, np.float64)
+    np.testing.assert_allclose(got, np.mean(x * 2.0), rtol=1e-12)
+    dot = ts.ReductionKernel("T x, T y", "T z", "x * y", "a + b", "z = a", "0", "tessera_test_dot")
+    np.testing.assert_allclose(dot(a, b), np.sum(x * y), rtol=1e-11, atol=1e-12)
+
+
+@on_gpu
+def test_reduction_kernel_types_and_identities():
+    xi = values((29, 3), np.int32, seed=4)
+    i = ts.asarray(xi, split=1)
+    mx = ts.ReductionKernel("T x", "T y", "x", "max(a, b)", "y = a", "-2147483647", "tessera_test_max")
+    got = mx(i)
+    assert got.dtype == np.int32 and got == xi.max()
+    cnt = ts.ReductionKernel("T x", "int64 c", "x > 0 ? 1 : 0", "a + b", "c = a", "0", "tessera_test_count",
+                             reduce_type="int64")
+    assert cnt(i) == np.count_nonzero(xi > 0)
+    f = ts.asarray(values((29, 3), np.float32, seed=5), split=0)
+    s = ts.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "tessera_test_sum32")(f)
+    assert s.dtype == np.float32
+    np.testing.assert_allclose(s, f.numpy().astype(np.float64).sum(), rtol=1e-5)
+
+
+def test_reduction_kernel_argument_checks(runtime):
+    x, y, a, b = arrays()
+    k = ts.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "tessera_test_checks")
+    with pytest.raises(TypeError, match="Wrong number of arguments"):
+        k(a, b)
+    with pytest.raises(TypeError, match="needs at least one tessera.ndarray"):
+        k(1.0)
+    with pytest.raises(NotImplementedError, match="axis=None"):
+        k(a, axis=0)
+    with pytest.raises(ValueError, match="at least one output"):
+        ts.ReductionKernel("T x", "", "x", "a + b", "", "0")
+    c = ts.asarray(values((37, 5), np.float64), split=1)
+    with pytest.raises(ts.LayoutMismatch):
+        ts.ReductionKernel("T x, T y", "T z", "x * y", "a + b", "z = a", "0")(a, c)
+    if runtime.device == "host":
+        with pytest.raises(ts.BackendUnavailable, match="GPU arrays"):
+            k(a)

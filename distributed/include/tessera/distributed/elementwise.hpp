@@ -192,6 +192,19 @@ void launch(const local::ElementwiseKernel& k, const A&... args) {
   k(detail::local_of(args)...);
 }
 
+/// launch(k, args...) below for arguments known at run time (a front end's: the Python package): `v`
+/// are this rank's interiors of arrays of one layout over `group` (and scalars), inputs then
+/// outputs, `global_size` the layout's element count. Collective over `group`.
+inline void reduce_blocks(const local::ReductionKernel& k, const std::vector<local::jit::KernelArg>& v,
+                          const comm::ProcessGroup& group, std::int64_t global_size) {
+  constexpr int parts_per_rank = 1024;  // the same on every rank, whatever its device
+  const auto mine = k.partials(v, parts_per_rank);
+  const Stream& s = Stream::default_for(mine.values.device());
+  Buffer all(mine.values.bytes() * static_cast<std::size_t>(group.size()), s);
+  group.all_gather(mine.values.data(), all.data(), parts_per_rank, mine.type, s);
+  k.finish(v, all.data(), static_cast<std::int64_t>(parts_per_rank) * group.size(), global_size);
+}
+
 /// Reduces distributed arrays of the same blocks (scalars pass through) as one array with a
 /// reduction kernel (local::ReductionKernel, GPU arrays): every rank's per-block partials, one
 /// all-gather over the layout's group, then post_map with n_reduced the global element count.
@@ -202,14 +215,7 @@ template <class... A>
   requires(DArray<A> || ...)
 void launch(const local::ReductionKernel& k, const A&... args) {
   const auto* layout = detail::same_blocks_of<detail::first_darray_rank<A...>()>(k.name(), args...);
-  constexpr int parts_per_rank = 1024;  // the same on every rank, whatever its device
-  const std::vector<local::jit::KernelArg> v{detail::kernel_arg(args)...};
-  const auto mine = k.partials(v, parts_per_rank);
-  const auto& group = layout->grid().group();
-  const Stream& s = Stream::default_for(mine.values.device());
-  Buffer all(mine.values.bytes() * static_cast<std::size_t>(group.size()), s);
-  group.all_gather(mine.values.data(), all.data(), parts_per_rank, mine.type, s);
-  k.finish(v, all.data(), static_cast<std::int64_t>(parts_per_rank) * group.size(), layout->global_size());
+  reduce_blocks(k, {detail::kernel_arg(args)...}, layout->grid().group(), layout->global_size());
 }
 
 /// numpy.clip (lazy).
