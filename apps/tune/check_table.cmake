@@ -4,7 +4,8 @@
 # Usage: cmake -DMPIEXEC=mpirun -DPREFLAGS="..." -DTOOL=tessera-tune -DDIR=<scratch> -P check_table.cmake
 file(REMOVE_RECURSE "${DIR}")
 file(MAKE_DIRECTORY "${DIR}")
-set(args --fft 8,12 --fft-grids 1,2 --redistribute 8 --matmul 16,24 --warmup 1 --iters 2 --wisdom "${DIR}/wisdom.json")
+set(args --fft 8,12 --fft-grids 1,2 --redistribute 8 --chunk-mib 0 --matmul 16,24 --warmup 1 --iters 2
+         --wisdom "${DIR}/wisdom.json")
 foreach(run measured wisdom)
   execute_process(COMMAND ${MPIEXEC} -np 2 ${PREFLAGS} ${TOOL} ${args}
                   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)

@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <functional>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -47,12 +48,22 @@ struct Tool {
   tessera::Runtime& rt;
   tessera::Device d;
   int warmup, iters;
+  int chunk_mib;  // the redistributes' least chunk (-1: the setting's)
   std::vector<Row> rows;
 
   tessera::comm::ProcessGroup world() const { return rt.world(); }
-  double time(const std::function<void()>& fn) {
+  // Every candidate's median over `iters` runs of the slowest rank, the runs interleaved (run i of
+  // every candidate, then run i + 1) so that a drifting machine favours none of them.
+  std::vector<double> time_all(const std::vector<std::function<void()>>& fns) {
     auto g = rt.world();
-    return apps::median_ms(g, tessera::Stream::default_for(d), warmup, iters, fn);
+    const auto& s = tessera::Stream::default_for(d);
+    std::vector<std::vector<double>> t(fns.size());
+    for (const auto& fn : fns) (void)apps::median_ms(g, s, warmup, 0, fn);
+    for (int i = 0; i < iters; ++i)
+      for (std::size_t c = 0; c < fns.size(); ++c) t[c].push_back(apps::median_ms(g, s, 0, 1, fns[c]));
+    std::vector<double> ms;
+    for (auto& v : t) ms.push_back(apps::median(v));
+    return ms;
   }
   // The report of the last choice made for operation `op` (the problem's own; nested ones come first).
   static tune::Report last(const std::string& op) {
@@ -73,10 +84,13 @@ struct Tool {
     tune::clear_history();
     const fft::Plan<C, 3> plan(lay, d, o);
     Row r{"fft c2c " + std::to_string(n) + "^3, " + std::to_string(grid_dims) + "-D grid", last("fft"), {}, true};
+    std::vector<std::unique_ptr<fft::Plan<C, 3>>> alone;
+    std::vector<std::function<void()>> fns;
     for (const auto& name : r.report.names) {
-      const fft::Plan<C, 3> alone(lay, d, fft::candidate_options(name));
-      r.ms.push_back(time([&] { (void)alone.forward(x); }));
+      alone.push_back(std::make_unique<fft::Plan<C, 3>>(lay, d, fft::candidate_options(name)));
+      fns.push_back([&x, p = alone.back().get()] { (void)p->forward(x); });
     }
+    r.ms = time_all(fns);
     rows.push_back(r);
   }
 
@@ -86,14 +100,20 @@ struct Tool {
     td::Array<T, R> a(from, d);
     tessera::local::fill(a.interior(), T(1));
     td::ExchangeOptions o;
-    o.tune = mode;
+    o.tune = mode, o.chunk_mib = chunk_mib;
     tune::clear_history();
     (void)td::redistribute(a, to, o);
     Row r{"redistribute " + what, last("redistribute"), {}, false};
-    for (const auto& name : r.report.names) {
-      const auto c = td::exchange_candidate(name);
-      r.ms.push_back(time([&] { (void)td::redistribute(a, to, c); }));
+    if (r.report.names.empty()) {  // nothing to choose (pieces too small to cut, one rank): the rule
+      r.report.source = "rule", r.report.names = {td::candidate_name(o)}, r.report.times_ms = {-1};
     }
+    std::vector<std::function<void()>> fns;
+    for (const auto& name : r.report.names) {
+      auto c = td::exchange_candidate(name);
+      c.chunk_mib = chunk_mib;
+      fns.push_back([&, c] { (void)td::redistribute(a, to, c); });
+    }
+    r.ms = time_all(fns);
     rows.push_back(r);
   }
 
@@ -107,10 +127,11 @@ struct Tool {
     tune::clear_history();
     (void)td::matmul(a, b, td::Op::none, td::Op::none, o);
     Row r{"matmul f64 " + std::to_string(n) + "^2, 1-D grid", last("matmul"), {}, false};
-    for (const auto& name : r.report.names) {
-      const auto c = td::matmul_candidate(name);
-      r.ms.push_back(time([&] { (void)td::matmul(a, b, td::Op::none, td::Op::none, c); }));
-    }
+    if (r.report.names.empty()) r.report.source = "rule", r.report.names = {td::candidate_name(o)}, r.report.times_ms = {-1};
+    std::vector<std::function<void()>> fns;
+    for (const auto& name : r.report.names)
+      fns.push_back([&, c = td::matmul_candidate(name)] { (void)td::matmul(a, b, td::Op::none, td::Op::none, c); });
+    r.ms = time_all(fns);
     rows.push_back(r);
   }
 };
@@ -128,7 +149,7 @@ int main(int argc, char** argv) {
   std::string ffts = "64,128,256,512", grids = "1,2", matmuls = "2048,4096", precision = "single", mode_name = "measure",
               wisdom;
   index_t redist = 256;
-  int warmup = 2, iters = 5;
+  int warmup = 2, iters = 5, chunk_mib = -1;
   po::options_description opts("tessera-tune options");
   opts.add_options()("help,h", "this help")("fft", po::value(&ffts)->default_value(ffts),
                                             "c2c FFT sizes N (N^3; comma-separated; 0: none)")(
@@ -138,6 +159,8 @@ int main(int argc, char** argv) {
       "matmul", po::value(&matmuls)->default_value(matmuls), "matmul sizes n (n x n; comma-separated; 0: none)")(
       "mode", po::value(&mode_name)->default_value(mode_name), "measure (wisdom first), wisdom or off")(
       "wisdom", po::value(&wisdom), "the wisdom file (default: TESSERA_WISDOM, else in the kernel cache directory)")(
+      "chunk-mib", po::value(&chunk_mib)->default_value(chunk_mib),
+      "the redistributes' least chunk in MiB (-1: TESSERA_EXCHANGE_CHUNK_MIB; 0 lets small ones be cut)")(
       "warmup", po::value(&warmup)->default_value(warmup), "untimed runs of each candidate timed alone")(
       "iters", po::value(&iters)->default_value(iters), "timed runs of each candidate alone (median)");
   po::variables_map vm;
@@ -164,7 +187,7 @@ int main(int argc, char** argv) {
     s.wisdom = wisdom;
     td::set_settings(s);
   }
-  Tool t{rt, rt.device(), warmup, iters, {}};
+  Tool t{rt, rt.device(), warmup, iters, chunk_mib, {}};
   const auto start = std::chrono::steady_clock::now();
   for (long long n : apps::parse_list(ffts, "fft"))
     for (long long g : apps::parse_list(grids, "fft-grids"))

@@ -139,7 +139,10 @@ MatmulOptions tuned(const Array<T, 2>& a, const Array<T, 2>& b, Op op_a, Op op_b
         cands.push_back(c);
       }
   if (free_panel) {
-    const index_t kb = (k + rule.grid[1] - 1) / rule.grid[1];  // about the k block: the rule's panel
+    // k is cut at a's and b's block edges (over grid columns and rows): about k / the larger extent
+    // per cut, whose min(1024, .) is the rule's panel; the candidates are narrower.
+    const index_t g = std::max(rule.grid[0], rule.grid[1]);
+    const index_t kb = (k + g - 1) / g;
     for (index_t w : {rule::summa_panel(kb) / 4, rule::summa_panel(kb) / 2})
       if (w >= 16) {
         MatmulOptions c = rule;

@@ -80,14 +80,21 @@ ExchangeOptions tuned(const Layout<R>& from, const Layout<R>& to, const Side<T, 
   const auto& g = from.grid().group();
   const auto& set = settings();
   const bool free_transport = d.is_cuda() && !o.transport && set.transport == Transport::automatic;
-  const bool free_chunks = o.chunks == 0 && set.exchange_chunks == 0 && !o.chunking;
-  const bool free_taper = !o.taper && !o.chunking;
+  // A piece is at most a source block: below two (three) least chunks it is never cut (tapered),
+  // and those candidates would only be the rule's again.
+  std::size_t largest = 0;
+  for (const auto& b : src.boxes) largest = std::max(largest, static_cast<std::size_t>(b.size()) * sizeof(T));
+  const int mib = o.chunk_mib >= 0 ? o.chunk_mib : set.exchange_chunk_mib;
+  const std::size_t min_chunk = std::max<std::size_t>(1, static_cast<std::size_t>(mib) << 20);
+  const bool free_chunks = o.chunks == 0 && set.exchange_chunks == 0 && !o.chunking && largest >= 2 * min_chunk;
+  const int rule_chunks = o.chunks > 0 ? o.chunks : set.chunks_for(d.is_cuda());
+  const bool free_taper = !o.taper && !o.chunking && largest >= 3 * min_chunk && rule_chunks >= 3;
   if (mode == Tune::off || g.size() < 2 || (!free_transport && !free_chunks && !free_taper)) return o;
   std::string fixed = from.str() + " -> " + to.str();
   if (!free_transport) fixed += ", transport " + transport_name(o.transport.value_or(set.transport));
   if (!free_chunks) fixed += ", chunks " + std::to_string(o.chunks > 0 ? o.chunks : set.chunks_for(d.is_cuda()));
   if (o.chunk_mib >= 0) fixed += ", chunk MiB " + std::to_string(o.chunk_mib);
-  if (!free_taper) fixed += *o.taper ? ", tapered" : ", flat";
+  if (o.taper) fixed += *o.taper ? ", tapered" : ", flat";
   const auto shape = from.global_shape();
   const auto key = tune::key_for(g, d, "redistribute", std::vector<long long>(shape.begin(), shape.end()),
                                  dtype_name(dtype_v<T>), fixed);

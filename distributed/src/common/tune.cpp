@@ -104,8 +104,8 @@ Report measure(const comm::ProcessGroup& g, const std::vector<Candidate>& c, con
     for (int i = 0; i < n; ++i)
       if (alive[i] && r.times_ms[i] > m.prune * best) alive[i] = 0, r.notes[i] = "pruned";
   };
-  prune();
-  // Rounds: one timed run of each survivor, one all-reduce of the round's times.
+  // Rounds: one timed run of each survivor, one all-reduce of the round's times; pruning from the
+  // first round on (one sample each is too few to drop a candidate on: a stray slow run).
   for (int rep = 1; rep < m.repetitions; ++rep) {
     std::vector<int> live;
     double round = 0;
@@ -160,7 +160,14 @@ std::string versions() {
 Key key_for(const comm::ProcessGroup& g, Device d, std::string operation, std::vector<long long> shape,
             std::string dtype, std::string layouts) {
   Key k;
-  k.device = device_description(d);
+  {  // asked once per device (a CUDA device's properties are not free)
+    static std::mutex mu;
+    static std::map<std::string, std::string> described;
+    std::lock_guard lock(mu);
+    auto it = described.find(d.str());
+    if (it == described.end()) it = described.emplace(d.str(), device_description(d)).first;
+    k.device = it->second;
+  }
   k.gpus_per_node = d.is_cuda() ? cuda_device_count() : 0;
   k.ranks_per_node = g.local_size();
   k.ranks = g.size();

@@ -627,8 +627,8 @@ Options tuned(const Layout<R>& in, Device dev, Options o, std::string& described
                        Stream::default_for(dev).synchronize();
                      }});
       c[0].warm = !stages.empty();  // the previous stage's winner
-      tune::Measure m;  // transforms time steadily: 2 timed runs, and 1.3x the best is out
-      m.repetitions = 2, m.prune = 1.3;
+      tune::Measure m;  // GPU transforms time steadily: 2 timed runs, and 1.3x the best is out
+      if (dev.is_cuda()) m.repetitions = 2, m.prune = 1.3;
       m.budget_ms = std::max(0.0, budget - spent);
       stages.push_back(tune::measure(g, c, m));
       spent += stages.back().tuning_ms;

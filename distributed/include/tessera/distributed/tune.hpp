@@ -6,9 +6,9 @@
 // and TESSERA_WISDOM (settings.hpp) set the defaults; docs/tuning.md says how to use it.
 //
 // Measuring (measure()): every candidate runs `warmups` untimed and one timed repetition (the
-// screen; after each candidate one all-reduce MAX of its time and its cost); candidates slower
-// than `prune` times the best are dropped; then rounds of one timed repetition of each survivor,
-// one all-reduce MAX of the round's vector of times, pruning again, until `repetitions` or the
+// screen; after each candidate one all-reduce MAX of its time and its cost); then rounds of one
+// timed repetition of each survivor, one all-reduce MAX of the round's vector of times, after
+// which candidates slower than `prune` times the best are dropped, until `repetitions` or the
 // budget (counted in agreed times, so every rank stops at the same point). A candidate's time is
 // its best round's slowest rank. The winner: the lowest-index candidate within 1% of the fastest
 // (candidate 0 is the rule's: close calls keep the rule's choice).
