@@ -361,6 +361,7 @@ std::map<std::string, Report> memo_;
 void record(const comm::ProcessGroup& g, const Report& r) {
   {
     std::lock_guard lock(history_mu);
+    if (history_.size() >= 4096) history_.erase(history_.begin(), history_.begin() + 2048);  // the recent ones
     history_.push_back(r);
   }
   if (tessera::settings().verbose && g.rank() == 0) std::fprintf(stderr, "tessera tune: %s\n", r.str().c_str());

@@ -135,8 +135,8 @@ Report merge(const std::vector<Report>& stages, const std::string& winner);
 /// Adds a report made without choose() (a plan with nothing to tune) to history() and, with
 /// TESSERA_VERBOSE=1, prints it on rank 0 of g (not collective).
 void record(const comm::ProcessGroup& g, const Report& r);
-/// Every report choose() and record() made in this process, oldest first (tessera-tune and tests
-/// read them). choose() remembers its decisions in the process: the same operation on the same
+/// The reports choose() and record() made in this process, oldest first (tessera-tune and tests
+/// read them; the last few thousand). choose() remembers its decisions in the process: the same operation on the same
 /// group decides again with no collective and no new report (a measured one then reads "wisdom").
 std::vector<Report> history();
 /// Forgets history() and the decisions remembered in the process (the next call of each
