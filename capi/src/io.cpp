@@ -116,9 +116,8 @@ tessera_status tessera_write_xdmf(const char* xmf, const char* h5, const char* n
                                  tessera_dtype dtype, double spacing) {
   return guard("tessera_write_xdmf", [&] {
     const auto x = path_arg(xmf, "xmf"), f = path_arg(h5, "h5"), n = path_arg(name, "name");
-    if (ndim != 2 && ndim != 3) throw InvalidArgument("ndim " + std::to_string(ndim) + ": XDMF uniform grids are 2-D or 3-D");
     need(shape, "shape");
-    if (!(spacing > 0)) throw InvalidArgument("spacing " + std::to_string(spacing) + " is not positive");
+    if (ndim < 1 || ndim > TESSERA_MAX_RANK) throw InvalidArgument("ndim " + std::to_string(ndim) + " is not 1-4");
     io::write_xdmf(x, f, n, std::vector<std::int64_t>(shape, shape + ndim), value_of_dtype(dtype), spacing);
   });
 }

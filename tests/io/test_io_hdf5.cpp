@@ -88,6 +88,8 @@ TEST(Xdmf, Sidecar) {
   EXPECT_NE(x.find("Precision=\"8\""), std::string::npos) << x;
   EXPECT_NE(x.find(">u.h5:/u<"), std::string::npos) << x;
   EXPECT_THROW(io::write_xdmf(tmp.file("c.xmf"), "c.h5", "c", {4, 5}, DType::complex64), io::IoError);
+  EXPECT_THROW(io::write_xdmf(tmp.file("d.xmf"), "d.h5", "d", {4}, DType::float64), InvalidArgument);
+  EXPECT_THROW(io::write_xdmf(tmp.file("s.xmf"), "s.h5", "s", {4, 5}, DType::float64, 0.0), InvalidArgument);
 }
 
 // XML's special characters in the file and dataset names are escaped (hdf5_check.py parses such a

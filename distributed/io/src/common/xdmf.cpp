@@ -37,7 +37,10 @@ std::string xml_escaped(const std::string& s, const std::string& what) {
 void write_xdmf(const std::string& xmf, const std::string& h5, const std::string& name, const std::vector<std::int64_t>& shape,
                 DType t, double spacing) {
   const auto fail = [&](const std::string& what) { throw IoError("write_xdmf " + xmf + ": " + what); };
-  if (shape.size() != 2 && shape.size() != 3) fail("XDMF uniform grids are 2-D or 3-D");
+  if (shape.size() != 2 && shape.size() != 3)
+    throw InvalidArgument("write_xdmf " + xmf + ": " + std::to_string(shape.size()) +
+                          " dimensions: XDMF uniform grids are 2-D or 3-D");
+  if (!(spacing > 0)) throw InvalidArgument("write_xdmf " + xmf + ": spacing " + std::to_string(spacing) + " is not positive");
   const char* type = nullptr;
   int precision = 0;
   switch (t) {
