@@ -42,12 +42,7 @@ class ElementwiseKernel:
         if len(args) not in (n_in, n_in + n_out):
             raise TypeError(f"Wrong number of arguments for '{self.name}': {n_in} inputs (and optionally {n_out} "
                             f"outputs), {len(args)} given")
-        arrays = [a for a in args if isinstance(a, ndarray)]
-        if not arrays:
-            raise TypeError(f"'{self.name}' needs at least one tessera.ndarray argument")
-        like = arrays[0]
-        for a in arrays[1:]:
-            check_compatible(like, a)
+        like = _common_layout(self.name, args)
         new = _output_dtypes(self._ins, self._outs, self.name, args[:n_in]) if len(args) == n_in else []
         if like.device == "host":
             raise BackendUnavailable(f"tessera.ElementwiseKernel '{self.name}' runs on GPU arrays (the runtime kernel "
@@ -76,6 +71,17 @@ class ElementwiseKernel:
             d = _dtypes.dtype_of(v.dtype)
             return (_dtypes.code(d), True, 0, [], [], v.astype(d).tobytes())
         raise TypeError(f"ElementwiseKernel arguments are tessera arrays or scalars, not {type(a).__name__}")
+
+
+def _common_layout(name, args):
+    """The first array argument of kernel `name`, after checking that every array argument lies
+    as it does (elementwise work per rank needs no communication)."""
+    arrays = [a for a in args if isinstance(a, ndarray)]
+    if not arrays:
+        raise TypeError(f"'{name}' needs at least one tessera.ndarray argument")
+    for a in arrays[1:]:
+        check_compatible(arrays[0], a)
+    return arrays[0]
 
 
 def _output_dtypes(ins, outs, name, inputs):
@@ -124,12 +130,8 @@ class ReductionKernel:
         if len(args) != len(self._ins):
             raise TypeError(f"Wrong number of arguments for '{self.name}': {len(self._ins)} inputs, {len(args)} "
                             f"given (the outputs are returned)")
+        like = _common_layout(self.name, args)
         arrays = [a for a in args if isinstance(a, ndarray)]
-        if not arrays:
-            raise TypeError(f"'{self.name}' needs at least one tessera.ndarray argument")
-        like = arrays[0]
-        for a in arrays[1:]:
-            check_compatible(like, a)
         if like.device == "host":
             raise BackendUnavailable(f"tessera.ReductionKernel '{self.name}' runs on GPU arrays (the runtime kernel "
                                      f"compiler); on host arrays write the reduction with NumPy's functions")
