@@ -106,9 +106,10 @@ def test_reduction_kernel_argument_checks(runtime):
         k(a, axis=0)
     with pytest.raises(ValueError, match="at least one output"):
         ts.ReductionKernel("T x", "", "x", "a + b", "", "0")
-    c = ts.asarray(values((37, 5), np.float64), split=1)
-    with pytest.raises(ts.LayoutMismatch):
-        ts.ReductionKernel("T x, T y", "T z", "x * y", "a + b", "z = a", "0")(a, c)
+    if runtime.size > 1:  # (on one rank every split lies alike)
+        c = ts.asarray(values((37, 5), np.float64), split=1)
+        with pytest.raises(ts.LayoutMismatch):
+            ts.ReductionKernel("T x, T y", "T z", "x * y", "a + b", "z = a", "0")(a, c)
     if runtime.device == "host":
         with pytest.raises(ts.BackendUnavailable, match="GPU arrays"):
             k(a)
