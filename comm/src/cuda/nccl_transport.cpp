@@ -67,19 +67,17 @@ ncclRedOp_t nccl_op(ReduceOp op) {
   throw InvalidArgument("unknown ReduceOp " + std::to_string(static_cast<int>(op)));
 }
 
-void poll_async_errors() {
-  std::vector<std::pair<State*, std::string>> failures;
-  {
-    std::lock_guard<std::mutex> lock(reg_mu);
-    for (const auto& c : registry) {
-      ncclResult_t r = ncclSuccess;
-      if (ncclCommGetAsyncError(c.comm, &r) == ncclSuccess && r != ncclSuccess && r != ncclInProgress)
-        failures.push_back({c.st, std::string("NCCL asynchronous error on cuda:") + std::to_string(c.device) + ": " +
-                                      ncclGetErrorString(r)});
-    }
+// The groups whose communicators report an asynchronous error (the watchdog fails them).
+std::vector<AsyncFailure> async_errors() {
+  std::vector<AsyncFailure> failures;
+  std::lock_guard<std::mutex> lock(reg_mu);
+  for (const auto& c : registry) {
+    ncclResult_t r = ncclSuccess;
+    if (ncclCommGetAsyncError(c.comm, &r) == ncclSuccess && r != ncclSuccess && r != ncclInProgress)
+      failures.push_back({c.st, std::string("NCCL asynchronous error on cuda:") + std::to_string(c.device) + ": " +
+                                    ncclGetErrorString(r)});
   }
-  for (auto& [st, msg] : failures)
-    st->fail("group of " + std::to_string(st->size) + " ranks, rank " + std::to_string(st->rank) + ": " + msg);
+  return failures;
 }
 
 ncclComm_t comm_for(State& st, const Device& d) {
@@ -108,7 +106,7 @@ ncclComm_t comm_for(State& st, const Device& d) {
 #endif
     TESSERA_CHECK_NCCL(ncclCommInitRank(&comm, st.size, id, st.rank));
   static bool poll_installed = false;
-  if (!poll_installed) watchdog_set_poll(poll_async_errors), poll_installed = true;
+  if (!poll_installed) watchdog_set_poll(async_errors), poll_installed = true;
   std::lock_guard<std::mutex> lock(reg_mu);
   registry.push_back({&st, d.index(), comm});
   return comm;
@@ -294,7 +292,7 @@ void device_wait(State& st, const Stream& s) {
     const cudaError_t q = cudaStreamQuery(stream);
     // A collective that ended because peers aborted leaves an error on the communicator: look
     // now, not at the watchdog's next scan.
-    if (q == cudaSuccess) return poll_async_errors();
+    if (q == cudaSuccess) return watchdog_fail_async(async_errors());
     if (q != cudaErrorNotReady) TESSERA_CHECK_CUDA(q);
     if (st.failed.load()) return;  // the watchdog aborted the communicator: the caller throws
     const double waited = std::chrono::duration<double>(Clock::now() - start).count();

@@ -61,9 +61,14 @@ class Watchdog {
     }
   }
 
-  void set_poll(std::function<void()> p) {
+  void set_poll(std::function<std::vector<AsyncFailure>()> p) {
     std::lock_guard<std::mutex> lock(mu_);
     poll_ = std::move(p);
+  }
+
+  void fail_async(const std::vector<AsyncFailure>& failures) {
+    std::lock_guard<std::mutex> lock(mu_);
+    fail_async_locked(failures);
   }
 
   void stop() {
@@ -110,6 +115,18 @@ class Watchdog {
     }
   }
 
+  void fail_async_locked(const std::vector<AsyncFailure>& failures) {
+    for (const auto& f : failures) {
+      State& st = *f.st;
+      const auto oldest = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.st == &st; });
+      const std::string what = oldest != entries_.end() ? st.describe(oldest->call)
+                                                        : "group of " + std::to_string(st.size) + " ranks, rank " +
+                                                              std::to_string(st.rank);
+      forget_locked(st);
+      st.fail(what + ": " + f.error);
+    }
+  }
+
   void loop() {
     std::unique_lock<std::mutex> lock(mu_);
     while (!stopping_) {
@@ -145,7 +162,7 @@ class Watchdog {
         nccl_abort(*a->st);  // the kernels return, the streams drain
         a = aborts_.erase(a);
       }
-      if (poll_) poll_();
+      if (poll_) fail_async_locked(poll_());
     }
   }
 
@@ -160,7 +177,7 @@ class Watchdog {
   };
   std::vector<Abort> aborts_;  // failed groups whose communicators are aborted at `at`
   std::map<int, std::vector<cudaEvent_t>> pool_;
-  std::function<void()> poll_;
+  std::function<std::vector<AsyncFailure>()> poll_;
 };
 
 Watchdog& watchdog() {
@@ -172,7 +189,8 @@ Watchdog& watchdog() {
 
 void watchdog_follow(State& st, int device, cudaStream_t stream, const Call& c) { watchdog().follow(st, device, stream, c); }
 bool watchdog_drain(State& st) { return watchdog().drain(st); }
-void watchdog_set_poll(std::function<void()> poll) { watchdog().set_poll(std::move(poll)); }
+void watchdog_set_poll(std::function<std::vector<AsyncFailure>()> poll) { watchdog().set_poll(std::move(poll)); }
+void watchdog_fail_async(const std::vector<AsyncFailure>& failures) { watchdog().fail_async(failures); }
 void watchdog_stop() { watchdog().stop(); }
 
 }  // namespace tessera::comm::detail

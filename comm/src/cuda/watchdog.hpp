@@ -6,6 +6,8 @@
 #include <nccl.h>
 
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "../detail/state.hpp"
 
@@ -16,9 +18,17 @@ void watchdog_follow(ProcessGroup::State& st, int device, cudaStream_t stream, c
 // Waits (until the group's deadline) for the group's followed work and stops following it.
 // Returns false if some of it did not finish.
 bool watchdog_drain(ProcessGroup::State& st);
-// Each scan also calls `poll` (under the watchdog's lock): the NCCL transport checks its
-// communicators for asynchronous errors there.
-void watchdog_set_poll(std::function<void()> poll);
+// A group whose NCCL communicator reported an asynchronous error (a peer died, the network).
+struct AsyncFailure {
+  ProcessGroup::State* st;
+  std::string error;
+};
+// Each scan also calls `poll` (under the watchdog's lock; the NCCL transport checks its
+// communicators there) and fails each group it returns, naming the oldest collective of the group
+// it follows: what that group's ranks wait in.
+void watchdog_set_poll(std::function<std::vector<AsyncFailure>()> poll);
+// The same for failures found outside the watchdog's scans.
+void watchdog_fail_async(const std::vector<AsyncFailure>& failures);
 void watchdog_stop();
 
 }  // namespace tessera::comm::detail
