@@ -3,6 +3,7 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -322,6 +323,17 @@ void nccl_abort(State& st) {
     DeviceGuard guard(Device::cuda(c.device));
     ncclCommAbort(c.comm);  // best effort: the group has failed already
   }
+}
+
+void nccl_fail_every_group(const std::string& reason) {
+  std::vector<State*> groups;
+  {
+    std::lock_guard<std::mutex> lock(reg_mu);
+    for (const auto& c : registry)
+      if (!c.st->failed.load() && std::find(groups.begin(), groups.end(), c.st) == groups.end()) groups.push_back(c.st);
+  }
+  for (State* st : groups)
+    st->fail("group of " + std::to_string(st->size) + " ranks, rank " + std::to_string(st->rank) + ": " + reason);
 }
 
 void nccl_release(State& st) {

@@ -116,15 +116,23 @@ class Watchdog {
   }
 
   void fail_async_locked(const std::vector<AsyncFailure>& failures) {
+    std::string first;
     for (const auto& f : failures) {
       State& st = *f.st;
+      // A group failed before (a timeout, the program's abort) reports its peers' aborts too:
+      // that is not a lost peer.
+      if (st.failed.load()) continue;
       const auto oldest = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.st == &st; });
       const std::string what = oldest != entries_.end() ? st.describe(oldest->call)
                                                         : "group of " + std::to_string(st.size) + " ranks, rank " +
                                                               std::to_string(st.rank);
       forget_locked(st);
       st.fail(what + ": " + f.error);
+      if (first.empty()) first = what + ": " + f.error;
     }
+    // A lost peer is lost to every group: work of another group (the world's synchronize after
+    // a grid's exchange) would otherwise return with its data unmoved, or wait for the deadline.
+    if (!first.empty()) nccl_fail_every_group("a peer was lost in another group of this process: " + first);
   }
 
   void loop() {

@@ -146,6 +146,9 @@ void nccl_group_end();
 void device_wait(ProcessGroup::State& st, const Stream& s);
 // Aborts the group's NCCL communicators (State::fail; may run on the watchdog thread).
 void nccl_abort(ProcessGroup::State& st);
+// Fails every group that has an NCCL communicator and is not failed yet (a peer died: NCCL
+// reported an asynchronous error on one of them), aborting their communicators.
+void nccl_fail_every_group(const std::string& reason);
 // ~State: waits for the group's device work, then destroys its communicators (aborts them if
 // the work did not finish).
 void nccl_release(ProcessGroup::State& st);
