@@ -116,7 +116,11 @@ TEST(TuneRule, TheFixedRuleIsTodaysRule) {
   f.global_bytes = std::size_t{1} << 30, f.one_node = false;
   EXPECT_EQ(td::rule::transport(f), Transport::nccl);  // several nodes
   f.one_node = true, f.own_gpus = false;
-  EXPECT_EQ(td::rule::transport(f), Transport::nccl);  // ranks share a GPU
+  EXPECT_EQ(td::rule::transport(f), Transport::nccl);  // NCCL off: MPI
+  f.shared_gpus = true;
+  EXPECT_EQ(td::rule::transport(f), Transport::ipc);  // ranks share a GPU: not MPI through the host
+  f.global_bytes = 4 * 4 * (td::rule::ipc_min_pair_bytes - 1);
+  EXPECT_EQ(td::rule::transport(f), Transport::nccl);  // small: the group's own
   EXPECT_TRUE(td::rule::fft_pencil(3, 8, 4));
   EXPECT_FALSE(td::rule::fft_pencil(3, 4, 4));
   EXPECT_FALSE(td::rule::fft_pencil(2, 8, 4));
@@ -154,7 +158,7 @@ TEST(TuneMeasure, SkewedPerRankTimingsStillAgree) {
   };
   Counted cs(n);
   tune::Measure m;
-  m.budget_ms = 1e9, m.prune = 100, m.repetitions = 3;
+  m.budget_ms = 1e9, m.prune = 100, m.screen = 0, m.repetitions = 3;
   m.timer = [&](int c, int rep, double) { return t(c, me, rep); };
   const auto r = tune::measure(world(), cs.candidates, m);
   EXPECT_TRUE(same_on_all_ranks(r.chosen)) << r.str();
@@ -177,7 +181,7 @@ TEST(TuneMeasure, SlowCandidatesArePrunedAfterTheFirstRound) {
   Counted cs(3);
   tune::Measure m;
   m.warmups = 1, m.repetitions = 4, m.prune = 1.5, m.budget_ms = 1e9;
-  m.timer = [&](int c, int, double) { return c == 1 ? 10.0 : c == 2 ? 1.2 : 1.0; };
+  m.timer = [&](int c, int, double) { return c == 1 ? 2.0 : c == 2 ? 1.2 : 1.0; };  // 2x: below the screen's 3x
   const auto r = tune::measure(world(), cs.candidates, m);
   EXPECT_EQ(r.chosen, 0);
   EXPECT_EQ(cs.calls[1], 3) << "a warm-up, the screen and the first round, then dropped";
@@ -186,6 +190,43 @@ TEST(TuneMeasure, SlowCandidatesArePrunedAfterTheFirstRound) {
   EXPECT_EQ(cs.calls[2], 1 + 4);
   EXPECT_EQ(r.runs[0], 4);
   EXPECT_EQ(r.runs[1], 2);
+}
+
+// A candidate far behind the best stops after its warm-up; preparing is counted in the budget
+// but not compared, and the first candidate (the rule's) is always timed.
+TEST(TuneMeasure, FarSlowerWarmUpsGetNoTimedRun) {
+  Counted cs(4);
+  std::vector<int> prepared(4, 0);
+  for (int i = 0; i < 4; ++i) cs.candidates[i].prepare = [&prepared, i] { ++prepared[i]; };
+  tune::Measure m;
+  m.warmups = 1, m.repetitions = 3, m.prune = 1.5, m.screen = 3.0, m.budget_ms = 1e9;
+  // Candidate 1 is 15x the best (the MPI path where ipc is fast); candidate 2's warm-up is 2.5x,
+  // under the screen, but its timed runs are fast; candidate 3 is the best.
+  m.timer = [&](int c, int rep, double) {
+    if (c == 1) return 15.0;
+    if (c == 2) return rep < 0 ? 2.5 : 1.1;
+    return c == 3 ? 1.0 : 1.2;
+  };
+  const auto r = tune::measure(world(), cs.candidates, m);
+  EXPECT_EQ(prepared, (std::vector<int>{1, 1, 1, 1}));
+  EXPECT_EQ(cs.calls[1], 1) << "its warm-up only";
+  EXPECT_EQ(r.runs[1], 0);
+  EXPECT_EQ(r.notes[1], "slow warm-up");
+  EXPECT_DOUBLE_EQ(r.times_ms[1], 15.0) << "the warm-up's time, shown";
+  EXPECT_GE(r.runs[2], 1) << "2.5x is within the screen";
+  EXPECT_EQ(r.chosen, 3) << r.str();
+  // The first candidate is timed whatever its warm-up.
+  Counted slow_rule(2);
+  m.timer = [&](int c, int, double) { return c == 0 ? 50.0 : 1.0; };
+  const auto z = tune::measure(world(), slow_rule.candidates, m);
+  EXPECT_GE(z.runs[0], 1);
+  EXPECT_EQ(z.chosen, 1);
+  // screen <= 0: never screened.
+  Counted unscreened(2);
+  m.screen = 0, m.timer = [&](int c, int, double) { return c == 1 ? 15.0 : 1.0; };
+  const auto u = tune::measure(world(), unscreened.candidates, m);
+  EXPECT_EQ(u.runs[1], 2) << "the screen and the first round, then pruned";
+  EXPECT_EQ(u.notes[1], "pruned");
 }
 
 TEST(TuneMeasure, TheBudgetBoundsTheSearch) {

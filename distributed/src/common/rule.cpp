@@ -16,9 +16,11 @@ int fft_chunks(bool cuda, std::uint64_t pair_bytes) {
 
 comm::Transport transport(const TransportFacts& f) {
   using comm::Transport;
-  if (f.host || f.ranks < 2 || !f.one_node || !f.own_gpus) return Transport::nccl;
+  if (f.host || f.ranks < 2 || !f.one_node) return Transport::nccl;
   const auto p = static_cast<std::size_t>(f.ranks);
   if (f.global_bytes / (p * p) < ipc_min_pair_bytes) return Transport::nccl;
+  if (f.shared_gpus) return Transport::ipc;  // their own is MPI through the host: 15x slower
+  if (!f.own_gpus) return Transport::nccl;
   if (p == 2) return Transport::ipc;
   return f.symmetric_windows ? Transport::nccl_window : Transport::nccl;
 }

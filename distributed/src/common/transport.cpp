@@ -6,6 +6,8 @@
 #include <tuple>
 
 #include "../detail/transport.hpp"
+#include "tessera/comm/settings.hpp"
+#include "tessera/config.hpp"
 #include "tessera/distributed/exchange.hpp"
 #include "tessera/local/context_cache.hpp"
 #include "tessera/local/error.hpp"
@@ -146,7 +148,9 @@ Transport automatic_transport(const comm::ProcessGroup& g, Device d, std::size_t
   rule::TransportFacts f;
   f.host = d.is_host(), f.ranks = g.size(), f.one_node = g.local_size() == g.size(), f.global_bytes = global_bytes;
   if (!f.host && f.ranks >= 2 && f.one_node) {  // asked only where they matter (collective on first use)
-    f.own_gpus = g.device_transport(d) == Transport::nccl;  // else ranks share a GPU
+    f.own_gpus = g.device_transport(d) == Transport::nccl;
+    // Not NCCL although it is built and allowed: NCCL refused ranks that share a GPU.
+    f.shared_gpus = !f.own_gpus && TESSERA_HAVE_NCCL && comm::settings().nccl;
     const auto p = static_cast<std::size_t>(g.size());
     f.symmetric_windows = f.own_gpus && p > 2 && global_bytes / (p * p) >= rule::ipc_min_pair_bytes &&
                           g.has_symmetric_windows(d);

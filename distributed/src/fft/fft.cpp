@@ -12,12 +12,14 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <numbers>
 #include <optional>
 #include <string>
 #include <typeinfo>
 
 #include "../detail/kernels.hpp"
+#include "../detail/transport.hpp"
 #include "fft1d.hpp"
 #include "stages.hpp"
 #include "tessera/distributed/consistency.hpp"
@@ -616,16 +618,25 @@ Options tuned(const Layout<R>& in, Device dev, Options o, std::string& described
     std::vector<tune::Report> stages;
     double spent = 0;
     Options best = rule;
+    // Engines by candidate name, kept across stages: a stage's first candidate is the previous
+    // stage's winner, already made and warm.
+    std::map<std::string, std::shared_ptr<Engine<In, R>>> engines;
+    auto engine = [&](const Options& opt) {
+      auto& e = engines[candidate_name(opt)];
+      if (!e) e = std::make_shared<Engine<In, R>>(in, dev, opt);
+      return e;
+    };
     auto stage = [&](const std::vector<Options>& opts) {
       if (opts.size() < 2) return;
-      std::vector<std::shared_ptr<Engine<In, R>>> engines(opts.size());
       std::vector<tune::Candidate> c;
-      for (std::size_t i = 0; i < opts.size(); ++i)
-        c.push_back({candidate_name(opts[i]), [&, i] {
-                       if (!engines[i]) engines[i] = std::make_shared<Engine<In, R>>(in, dev, opts[i]);
-                       (void)engines[i]->forward({x}, Norm::backward, false);
-                       Stream::default_for(dev).synchronize();
-                     }});
+      for (std::size_t i = 0; i < opts.size(); ++i) {
+        tune::Candidate k{candidate_name(opts[i]), [&, i] {
+                            (void)engine(opts[i])->forward({x}, Norm::backward, false);
+                            Stream::default_for(dev).synchronize();
+                          }};
+        k.prepare = [&, i] { (void)engine(opts[i]); };
+        c.push_back(std::move(k));
+      }
       c[0].warm = !stages.empty();  // the previous stage's winner
       tune::Measure m;  // GPU transforms time steadily: 2 timed runs, and 1.3x the best is out
       if (dev.is_cuda()) m.repetitions = 2, m.prune = 1.3;
@@ -660,6 +671,13 @@ Options tuned(const Layout<R>& in, Device dev, Options o, std::string& described
       std::vector<Options> v;
       std::vector<Transport> ts{Transport::automatic, Transport::ipc};
       if (g.device_transport(dev) == Transport::nccl) ts = {Transport::automatic, Transport::nccl, Transport::ipc, Transport::nccl_window};
+      // What `auto` runs for a slab's transpose (over the whole group, the whole spectrum) is
+      // not timed twice; a pencil's transposes run over rows and columns, each its own choice.
+      if (best.decomposition == Decomposition::slab) {
+        const std::size_t bytes = static_cast<std::size_t>(engine(best)->last_stage().global_size()) *
+                                  sizeof(std::complex<typename RealOf<In>::type>);
+        std::erase(ts, distributed::detail::automatic_transport(g, dev, bytes));
+      }
       for (Transport t : ts) {
         Options c = best;
         c.transport = t == Transport::automatic ? std::nullopt : std::optional<Transport>(t);
@@ -668,8 +686,8 @@ Options tuned(const Layout<R>& in, Device dev, Options o, std::string& described
       stage(v);
     }
     if (free_chunks) {
-      const auto pair = static_cast<std::uint64_t>(Engine<In, R>(in, dev, best).last_stage().global_size()) * sizeof(std::complex<typename RealOf<In>::type>) /
-                        (static_cast<std::uint64_t>(P) * P);
+      const auto pair = static_cast<std::uint64_t>(engine(best)->last_stage().global_size()) *
+                        sizeof(std::complex<typename RealOf<In>::type>) / (static_cast<std::uint64_t>(P) * P);
       const int r = set.fft_chunks_for(dev.is_cuda(), pair);
       std::vector<Options> v{best};
       for (int k : {r / 2, r * 2})

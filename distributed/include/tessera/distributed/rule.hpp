@@ -29,13 +29,16 @@ struct TransportFacts {
   int ranks = 1;                  ///< the group's size
   bool one_node = false;          ///< every rank of the group on one node
   bool own_gpus = false;          ///< device buffers go through NCCL (every rank has its own GPU)
+  bool shared_gpus = false;       ///< ranks share GPUs (NCCL refused them; their own is MPI)
   bool symmetric_windows = false; ///< NCCL >= 2.27 registers symmetric windows
   std::size_t global_bytes = 0;   ///< bytes the exchange moves in all
 };
 /// Exchanges of at least this many bytes per pair of ranks leave the group's own transport.
 inline constexpr std::size_t ipc_min_pair_bytes = std::size_t{1} << 20;
-/// `auto`: one GPU per rank on one node, at least ipc_min_pair_bytes per pair: ipc on 2 ranks,
-/// nccl-window on more (where NCCL has windows); everything else the group's own (nccl).
+/// `auto`, on one node with at least ipc_min_pair_bytes per pair: one GPU per rank: ipc on 2
+/// ranks, nccl-window on more (where NCCL has windows); ranks sharing GPUs (NCCL refuses them, the
+/// group's own is MPI through host memory): ipc. Everything else the group's own (nccl; MPI
+/// where NCCL is off or not built: ipc across GPUs needs peer access, not known here).
 comm::Transport transport(const TransportFacts& f);
 
 /// The FFT's automatic decomposition: a pencil for a 3-D array with more ranks than planes along

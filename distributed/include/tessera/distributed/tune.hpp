@@ -5,8 +5,9 @@
 // slowest rank's time decides, so all ranks pick the same one). TESSERA_TUNE, TESSERA_TUNE_BUDGET_MS
 // and TESSERA_WISDOM (settings.hpp) set the defaults; docs/tuning.md says how to use it.
 //
-// Measuring (measure()): every candidate runs `warmups` untimed and one timed repetition (the
-// screen; after each candidate one all-reduce MAX of its time and its cost); then rounds of one
+// Measuring (measure()): every candidate is prepared and runs `warmups` untimed repetitions (one
+// all-reduce MAX of the last one's time and the cost; a candidate `screen` times slower than the
+// best so far stops here) and one timed one (the screen; one all-reduce MAX); then rounds of one
 // timed repetition of each survivor, one all-reduce MAX of the round's vector of times, after
 // which candidates slower than `prune` times the best are dropped, until `repetitions` or the
 // budget (counted in agreed times, so every rank stops at the same point). A candidate's time is
@@ -30,6 +31,9 @@ struct Candidate {
   std::string name;
   std::function<void()> run;
   bool warm = false;  ///< ran already (an earlier stage's winner): no warm-up runs
+  /// Untimed set-up before the first run (making a plan, its buffers, its transport's handles):
+  /// counted in the budget, not in the warm-up the screen compares.
+  std::function<void()> prepare;
 };
 
 /// How candidates are timed.
@@ -37,6 +41,10 @@ struct Measure {
   int warmups = 1;      ///< untimed runs before a candidate's first timed one
   int repetitions = 3;  ///< timed runs of a candidate that survives every pruning
   double prune = 1.5;   ///< after each round, candidates slower than prune * the best are dropped
+  /// A candidate (not the first) whose last warm-up run takes more than screen * the best timed
+  /// run so far is dropped without timed runs ("slow warm-up"); <= 0: never. A first run is
+  /// rarely faster than later ones, so this drops only what is far behind.
+  double screen = 3.0;
   double budget_ms = -1;  ///< most agreed milliseconds spent; < 0: settings().tune_budget_ms
   /// Test hook: the milliseconds this rank reports for a run of candidate `c` (rep < 0: warm-up
   /// -1, -2, ...; else the timed repetition) given the measured ones. Unset: the measured ones.
