@@ -344,6 +344,17 @@ TEST(StringKernel, ReductionSourceCompiles) {
       MPI_Comm_size(MPI_COMM_WORLD, &size);
       if (jit::nvrtc_available() && size == 1) EXPECT_NO_THROW((void)jit::compile_cubin(src, "rms", 90)) << src;
     }
+  // A reduce type of two words (int64: long long) in the casts the source makes of the map and
+  // the identity: NVRTC rejected "long long(...)" ("type name is not allowed").
+  std::vector<jit::Param> count_params = jit::parse_params("T x", false);
+  count_params.push_back({"int64", "c", true});
+  const jit::Reduction count{"x > 0 ? 1 : 0", "a + b", "c = a", "0", "int64"};
+  const std::string src = jit::reduction_source(count_params, {DType::int32, DType::int64}, {false, false}, count,
+                                                DType::int64, "count", 2, true);
+  EXPECT_EQ(src.find("long long("), std::string::npos) << src;
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (jit::nvrtc_available() && size == 1) EXPECT_NO_THROW((void)jit::compile_cubin(src, "count", 90)) << src;
   EXPECT_THROW(tl::ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "bad name"), tessera::InvalidArgument);
 }
 

@@ -323,14 +323,15 @@ std::string reduction_source(const std::vector<Param>& params, const std::vector
                              const std::vector<bool>& scalar, const Reduction& r, DType reduce_type,
                              const std::string& name, int rank, bool linear) {
   std::ostringstream o;
-  const std::string RT = cuda_type(reduce_type);
+  // The typedef's one-word name, also in casts: "long long(x)" is not C++.
+  const std::string RT = "tessera_reduce_t";
   o << "#include <cuda/std/cmath>\n#include <cuda/std/complex>\n";
   o << "struct Dims { long long v[" << rank << "]; };\n";
   std::map<std::string, DType> placeholders;
   for (std::size_t k = 0; k < params.size(); ++k)
     if (!concrete(params[k].type)) placeholders.emplace(params[k].type, types[k]);
   for (const auto& [ph, t] : placeholders) o << "typedef " << cuda_type(t) << " " << ph << ";\n";
-  o << "typedef " << RT << " tessera_reduce_t;\n"
+  o << "typedef " << cuda_type(reduce_type) << " tessera_reduce_t;\n"
     << "__device__ __forceinline__ " << RT << " tessera_reduce(const " << RT << "& a, const " << RT << "& b) { return ("
     << r.reduce << "); }\n";
   const std::string ins = param_list(params, types, scalar, true, false), in_args = arg_list(params, scalar, true, false);
