@@ -2,8 +2,9 @@
 // choice was made (measured or from wisdom, and the time that took), every candidate the tuner
 // considered timed again separately (median over --iters of the slowest rank), the tuned choice,
 // the fastest candidate, and whether the choice is within 5% of it; for FFTs also the tuning's
-// cost in transforms (tuning time / the chosen plan's forward time). The wisdom goes to
-// TESSERA_WISDOM (or --wisdom): a second run finds every problem there and spends no time tuning.
+// cost in transforms (tuning time / the chosen plan's forward time; in parentheses the part that
+// made the candidates' plans). The wisdom goes to TESSERA_WISDOM (or --wisdom): a second run
+// finds every problem there and spends no time tuning.
 //
 //   mpirun -np 4 tessera-tune                                   # FFT 64^3..512^3, redistributes, matmul
 //   mpirun -np 2 tessera-tune --fft 8,12 --redistribute 8 --matmul 16 --iters 2   # the CTest run
@@ -228,6 +229,12 @@ int main(int argc, char** argv) {
     within += ok;
     const double tuned_ms = rep.source == "measured" ? rep.tuning_ms : 0.0;
     tuning += tuned_ms;
+    // FFTs: the tuning in transforms of the chosen plan, and how much of it was making plans.
+    std::string in_transforms = "-";
+    if (r.fft && chosen_ms > 0) {
+      in_transforms = fmt(tuned_ms / chosen_ms, 1);
+      if (tuned_ms > 0) in_transforms += " (plans " + fmt(rep.setup_ms / chosen_ms, 1) + ")";
+    }
     std::string cands;
     for (std::size_t i = 0; i < r.ms.size(); ++i)
       cands += (i ? ", " : "") + rep.names[i] + " " + fmt(r.ms[i]) +
@@ -235,7 +242,7 @@ int main(int argc, char** argv) {
     std::printf("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.problem.c_str(), rep.source.c_str(),
                 fmt(tuned_ms, 1).c_str(), rep.names.empty() ? "-" : rep.choice().c_str(), fmt(chosen_ms).c_str(),
                 r.ms.empty() ? "-" : rep.names[fastest].c_str(), r.ms.empty() ? "-" : fmt(r.ms[fastest]).c_str(),
-                ok ? "yes" : "no", r.fft && chosen_ms > 0 ? fmt(tuned_ms / chosen_ms, 1).c_str() : "-", cands.c_str());
+                ok ? "yes" : "no", in_transforms.c_str(), cands.c_str());
   }
   std::printf("tessera-tune: %zu problems, %d within 5%% of the fastest, tuning %.1f ms, %.1f s in all\n", t.rows.size(),
               within, tuning, total_s);

@@ -221,6 +221,12 @@ TEST(TuneMeasure, FarSlowerWarmUpsGetNoTimedRun) {
   const auto z = tune::measure(world(), slow_rule.candidates, m);
   EXPECT_GE(z.runs[0], 1);
   EXPECT_EQ(z.chosen, 1);
+  // A fast warm-up but a timed run past the screen: dropped after that one run.
+  Counted late(2);
+  m.timer = [&](int c, int rep, double) { return c == 1 && rep >= 0 ? 5.0 : 1.0; };
+  const auto l = tune::measure(world(), late.candidates, m);
+  EXPECT_EQ(l.runs[1], 1);
+  EXPECT_EQ(l.notes[1], "pruned");
   // screen <= 0: never screened.
   Counted unscreened(2);
   m.screen = 0, m.timer = [&](int c, int, double) { return c == 1 ? 15.0 : 1.0; };

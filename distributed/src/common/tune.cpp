@@ -61,7 +61,7 @@ std::string Report::str() const {
     }
     s += ")";
   }
-  if (source == "measured") s += " in " + fixed(tuning_ms, 1) + " ms";
+  if (source == "measured") s += " in " + fixed(tuning_ms, 1) + " ms (making plans " + fixed(setup_ms, 1) + " ms)";
   return s;
 }
 
@@ -94,12 +94,12 @@ Report measure(const comm::ProcessGroup& g, const std::vector<Candidate>& c, con
       r.notes[i] = "budget";
       continue;
     }
-    double setup = 0, last_warm = 0;
+    double setup = 0, last_warm = 0, prepared = 0;
     if (c[i].prepare) {
       g.barrier();
       const auto t0 = Clock::now();
       c[i].prepare();
-      setup = ms_since(t0);
+      setup = prepared = ms_since(t0);
     }
     const int warmups = c[i].warm ? 0 : m.warmups;
     for (int w = 0; w < warmups; ++w) {
@@ -107,9 +107,9 @@ Report measure(const comm::ProcessGroup& g, const std::vector<Candidate>& c, con
       setup += last_warm;
     }
     if (setup > 0 || warmups > 0) {
-      double v[2] = {last_warm, setup};
-      g.all_reduce(v, 2, comm::ReduceOp::max);
-      spent += v[1];
+      double v[3] = {last_warm, setup, prepared};
+      g.all_reduce(v, 3, comm::ReduceOp::max);
+      spent += v[1], r.setup_ms += v[2];
       if (i > 0 && warmups > 0 && m.screen > 0 && v[0] > m.screen * best) {
         r.times_ms[i] = v[0], r.notes[i] = "slow warm-up";
         continue;
@@ -119,13 +119,14 @@ Report measure(const comm::ProcessGroup& g, const std::vector<Candidate>& c, con
     r.times_ms[i] = t, r.runs[i] = 1, spent += t, alive[i] = 1;
     best = std::min(best, t);
   }
-  auto prune = [&] {
+  auto prune = [&](double factor) {
     double best = std::numeric_limits<double>::infinity();
     for (int i = 0; i < n; ++i)
       if (alive[i]) best = std::min(best, r.times_ms[i]);
     for (int i = 0; i < n; ++i)
-      if (alive[i] && r.times_ms[i] > m.prune * best) alive[i] = 0, r.notes[i] = "pruned";
+      if (alive[i] && r.times_ms[i] > factor * best) alive[i] = 0, r.notes[i] = "pruned";
   };
+  if (m.screen > 0) prune(m.screen);  // far behind after one run: no rounds
   // Rounds: one timed run of each survivor, one all-reduce of the round's times; pruning from the
   // first round on (one sample each is too few to drop a candidate on: a stray slow run).
   for (int rep = 1; rep < m.repetitions; ++rep) {
@@ -141,7 +142,7 @@ Report measure(const comm::ProcessGroup& g, const std::vector<Candidate>& c, con
       const int i = live[k];
       r.times_ms[i] = std::min(r.times_ms[i], v[k]), ++r.runs[i], spent += v[k];
     }
-    prune();
+    prune(m.prune);
   }
   // The winner, from agreed times only: the lowest index within 1% of the fastest.
   best = std::numeric_limits<double>::infinity();
@@ -484,7 +485,7 @@ Report merge(const std::vector<Report>& stages, const std::string& winner) {
   Report r;
   if (!stages.empty()) r.operation = stages[0].operation, r.source = stages[0].source;
   for (const auto& s : stages) {
-    r.tuning_ms += s.tuning_ms;
+    r.tuning_ms += s.tuning_ms, r.setup_ms += s.setup_ms;
     for (std::size_t i = 0; i < s.names.size(); ++i) {
       auto at = std::find(r.names.begin(), r.names.end(), s.names[i]);
       if (at == r.names.end()) {

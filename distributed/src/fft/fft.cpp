@@ -638,8 +638,10 @@ Options tuned(const Layout<R>& in, Device dev, Options o, std::string& described
         c.push_back(std::move(k));
       }
       c[0].warm = !stages.empty();  // the previous stage's winner
-      tune::Measure m;  // GPU transforms time steadily: 2 timed runs, and 1.3x the best is out
-      if (dev.is_cuda()) m.repetitions = 2, m.prune = 1.3;
+      // GPU transforms time steadily: 2 timed runs, 1.3x the best is out after a round, and
+      // twice the best after the first run (or the warm-up).
+      tune::Measure m;
+      if (dev.is_cuda()) m.repetitions = 2, m.prune = 1.3, m.screen = 2.0;
       m.budget_ms = std::max(0.0, budget - spent);
       stages.push_back(tune::measure(g, c, m));
       spent += stages.back().tuning_ms;
@@ -660,6 +662,11 @@ Options tuned(const Layout<R>& in, Device dev, Options o, std::string& described
       if (pencils) {
         const auto base = rule.decomposition == Decomposition::pencil ? rule.grid : distributed::rule::summa_grid(P);
         for (const auto& gr : pencil_grids(P, base, free_grid ? 2 : 1)) {
+          // A pencil on a 1 x P or P x 1 grid exchanges what the slab does and passes through
+          // memory once more: not a candidate where the slab is one (unless it is the rule's).
+          const bool degenerate = gr[0] == 1 || gr[1] == 1;
+          if (degenerate && slab_ok && free_decomp && !(rule.decomposition == Decomposition::pencil && gr == rule.grid))
+            continue;
           Options c = rule;
           c.decomposition = Decomposition::pencil, c.grid = gr;
           add(c);

@@ -42,8 +42,9 @@ struct Measure {
   int repetitions = 3;  ///< timed runs of a candidate that survives every pruning
   double prune = 1.5;   ///< after each round, candidates slower than prune * the best are dropped
   /// A candidate (not the first) whose last warm-up run takes more than screen * the best timed
-  /// run so far is dropped without timed runs ("slow warm-up"); <= 0: never. A first run is
-  /// rarely faster than later ones, so this drops only what is far behind.
+  /// run so far is dropped without timed runs ("slow warm-up"), and after the screen every
+  /// candidate slower than screen * the best ("pruned"); <= 0: never. A first run is rarely
+  /// faster than later ones, so this drops only what is far behind.
   double screen = 3.0;
   double budget_ms = -1;  ///< most agreed milliseconds spent; < 0: settings().tune_budget_ms
   /// Test hook: the milliseconds this rank reports for a run of candidate `c` (rep < 0: warm-up
@@ -61,6 +62,7 @@ struct Report {
   std::vector<int> runs;           ///< timed runs per candidate
   std::vector<std::string> notes;  ///< per candidate: "", "pruned" or "budget"
   double tuning_ms = 0;            ///< wall time measuring took (slowest rank); 0 for rule and wisdom
+  double setup_ms = 0;             ///< of tuning_ms: preparing the candidates (their plans; slowest rank's)
   const std::string& choice() const { return names.at(chosen); }
   /// "fft c64 [64,64,64] on 4 ranks: measured slab/nccl/4 (slab/nccl/4 0.52 ms x3, pencil 2x2/nccl/4
   /// 0.91 ms x1 pruned) in 12.1 ms".
