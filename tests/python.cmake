@@ -14,13 +14,14 @@ if(TESSERA_HAVE_PYTHON)
 endif()
 
 # `cmake --install` of the package: into a staging root (DESTDIR), then imported from there and
-# run on 2 ranks (the installed module finds the installed libraries).
+# run on 2 ranks (the installed module finds the installed libraries; the environment's library
+# path stays behind them, for dependencies found through it, as on the GPU machine).
 if(TESSERA_HAVE_PYTHON)
   set(_stage ${CMAKE_CURRENT_BINARY_DIR}/python_install)
   string(REPLACE ";" " " _preflags "${TESSERA_MPIEXEC_PREFLAGS}")
   add_test(NAME python_install
     COMMAND sh -c "rm -rf '${_stage}' && DESTDIR='${_stage}' '${CMAKE_COMMAND}' --install '${PROJECT_BINARY_DIR}' >/dev/null && \
-PYTHONPATH='${_stage}${TESSERA_PYTHON_INSTALL_DIR}' LD_LIBRARY_PATH='${_stage}${CMAKE_INSTALL_FULL_LIBDIR}' \
+PYTHONPATH='${_stage}${TESSERA_PYTHON_INSTALL_DIR}' LD_LIBRARY_PATH='${_stage}${CMAKE_INSTALL_FULL_LIBDIR}'\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH} \
 '${MPIEXEC_EXECUTABLE}' ${MPIEXEC_NUMPROC_FLAG} 2 ${_preflags} '${TESSERA_PYTHON_EXECUTABLE}' -c \
 'import numpy as np, tessera as ts; ts.init(); assert ts.__file__.startswith(\"${_stage}\"), ts.__file__; a = ts.arange(10, split=0); assert int(ts.sum(a)) == 45'")
   set_tests_properties(python_install PROPERTIES TIMEOUT 300 PROCESSORS 2 LABELS "python;package"
