@@ -227,6 +227,16 @@ TEST(TuneMeasure, FarSlowerWarmUpsGetNoTimedRun) {
   const auto l = tune::measure(world(), late.candidates, m);
   EXPECT_EQ(l.runs[1], 1);
   EXPECT_EQ(l.notes[1], "pruned");
+  // prune_first: a candidate 1.6x the best after one run is out at 1.3, in at the screen's 3.
+  Counted first(2);
+  m.timer = [&](int c, int, double) { return c == 1 ? 1.6 : 1.0; };
+  m.prune_first = 1.3;
+  const auto f1 = tune::measure(world(), first.candidates, m);
+  EXPECT_EQ(f1.runs[1], 1);
+  EXPECT_EQ(f1.notes[1], "pruned");
+  m.prune_first = 0;
+  Counted second(2);
+  EXPECT_EQ(tune::measure(world(), second.candidates, m).runs[1], 2) << "a round, then pruned at 1.5x";
   // screen <= 0: never screened.
   Counted unscreened(2);
   m.screen = 0, m.timer = [&](int c, int, double) { return c == 1 ? 15.0 : 1.0; };

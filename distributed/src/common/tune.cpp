@@ -126,7 +126,8 @@ Report measure(const comm::ProcessGroup& g, const std::vector<Candidate>& c, con
     for (int i = 0; i < n; ++i)
       if (alive[i] && r.times_ms[i] > factor * best) alive[i] = 0, r.notes[i] = "pruned";
   };
-  if (m.screen > 0) prune(m.screen);  // far behind after one run: no rounds
+  // Far behind after one run: no rounds.
+  if (const double first = m.prune_first > 0 ? m.prune_first : m.screen; first > 0) prune(first);
   // Rounds: one timed run of each survivor, one all-reduce of the round's times; pruning from the
   // first round on (one sample each is too few to drop a candidate on: a stray slow run).
   for (int rep = 1; rep < m.repetitions; ++rep) {

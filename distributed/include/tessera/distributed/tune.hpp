@@ -43,9 +43,12 @@ struct Measure {
   double prune = 1.5;   ///< after each round, candidates slower than prune * the best are dropped
   /// A candidate (not the first) whose last warm-up run takes more than screen * the best timed
   /// run so far is dropped without timed runs ("slow warm-up"), and after the screen every
-  /// candidate slower than screen * the best ("pruned"); <= 0: never. A first run is rarely
-  /// faster than later ones, so this drops only what is far behind.
+  /// candidate slower than screen * the best ("pruned"); <= 0: never (unless prune_first). A
+  /// first run is rarely faster than later ones, so this drops only what is far behind.
   double screen = 3.0;
+  /// After the screen (one timed run each), candidates slower than prune_first * the best are
+  /// dropped; 0: `screen`. Where one run is a good sample (GPU transforms), `prune`.
+  double prune_first = 0;
   double budget_ms = -1;  ///< most agreed milliseconds spent; < 0: settings().tune_budget_ms
   /// Test hook: the milliseconds this rank reports for a run of candidate `c` (rep < 0: warm-up
   /// -1, -2, ...; else the timed repetition) given the measured ones. Unset: the measured ones.
