@@ -49,6 +49,21 @@ tessera_status tessera_sort(tessera_array h, int indices, tessera_array* out) {
   });
 }
 
+tessera_status tessera_sort_axis(tessera_array h, int indices, int axis, tessera_array* out) {
+  return guard("tessera_sort_axis", [&] {
+    need(out, "out");
+    auto a = get_array(h, "a");
+    const int ax = checked_axis(axis, a->ndim);
+    with_typed(*a, [&]<class T, int R>(const distributed::Array<T, R>& x) {
+      if constexpr (sortable_v<T>) {
+        *out = indices ? wrap(distributed::argsort(x, ax), *a) : wrap(distributed::sort(x, ax), *a);
+      } else {
+        unsupported(indices ? "argsort" : "sort", a->dtype);
+      }
+    });
+  });
+}
+
 tessera_status tessera_scan(tessera_array h, int product, int axis, tessera_array* out) {
   return guard("tessera_scan", [&] {
     need(out, "out");

@@ -618,6 +618,11 @@ PYBIND11_MODULE(_tessera, m) {
     call([&] { return tessera_sort({id}, indices ? 1 : 0, &out); });
     return out.id;
   });
+  m.def("sort_axis", [](std::uint64_t id, bool indices, int axis) {
+    tessera_array out{};
+    call([&] { return tessera_sort_axis({id}, indices ? 1 : 0, axis, &out); });
+    return out.id;
+  });
   m.def("scan", [](std::uint64_t id, bool product, int axis) {
     tessera_array out{};
     call([&] { return tessera_scan({id}, product ? 1 : 0, axis, &out); });

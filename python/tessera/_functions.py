@@ -444,27 +444,26 @@ def argmax(a, axis=None):
     return _arg(a, axis, True)
 
 
-def _flat_only(a, axis, name):
-    if axis is None and a.ndim > 1:
-        return
-    if a.ndim != 1:
-        raise NotImplementedError(f"tessera.{name} of an n-D array along one axis is not in tessera yet "
-                                  f"(axis=None sorts the flattened array)")
+def _sorted(a, axis, indices):
+    a = asarray(a)
+    if axis is None:  # NumPy's: the flattened array
+        return from_handle(a._rt, _tessera.sort(a._handle(), indices), a)
+    return from_handle(a._rt, _tessera.sort_axis(a._handle(), indices, normalize_axis(axis, a.ndim)), a)
 
 
 @implements(np.sort)
 def sort(a, axis=-1):
-    """Sorted values: a 1-D array (axis=None flattens an n-D array first, as NumPy's)."""
-    a = asarray(a)
-    _flat_only(a, axis, "sort")
-    return from_handle(a._rt, _tessera.sort(a._handle(), False), a)
+    """Sorted along `axis` (default the last; NaNs last), on a's layout, as numpy.sort; axis=None
+    sorts the flattened array (a 1-D result). A split axis is redistributed away for the sort and
+    the result back."""
+    return _sorted(a, axis, False)
 
 
 @implements(np.argsort)
 def argsort(a, axis=-1):
-    a = asarray(a)
-    _flat_only(a, axis, "argsort")
-    return from_handle(a._rt, _tessera.sort(a._handle(), True), a)
+    """The indices along `axis` that sort each row (stable), as numpy.argsort(a, axis,
+    kind="stable"); axis=None: the flat indices that sort the flattened array."""
+    return _sorted(a, axis, True)
 
 
 def _scan(a, axis, dtype, product):

@@ -24,6 +24,37 @@ def test_sort_argsort(dtype):
     np.testing.assert_array_equal(np.sort(ts.asarray(y, split=1), axis=None).numpy(), np.sort(y, axis=None))
 
 
+@pytest.mark.parametrize("dtype", ORDERED)
+@pytest.mark.parametrize("split", [0, 2, (0, 1), None])
+def test_sort_argsort_along_axes(dtype, split):
+    x = values(SHAPE, dtype)
+    if np.dtype(dtype).kind == "f":
+        x[1, 2, :3] = [np.nan, -0.0, 0.0]  # NaNs last; -0.0 and 0.0 tie (stable)
+    x[3, :, 1] = x[3, 0, 1]  # ties along axis 1
+    a = ts.asarray(x, split=split)
+    for axis in (0, 1, 2, -1):
+        got = ts.sort(a, axis=axis)
+        assert got.shape == x.shape and got.dtype == x.dtype
+        np.testing.assert_array_equal(got.numpy(), np.sort(x, axis=axis))
+        idx = ts.argsort(a, axis=axis)
+        assert idx.dtype == np.int64
+        np.testing.assert_array_equal(idx.numpy(), np.argsort(x, axis=axis, kind="stable"))
+        close((got + a).numpy(), np.sort(x, axis=axis) + x)  # the result lies like its input
+    np.testing.assert_array_equal(np.sort(a).numpy(), np.sort(x))  # NumPy's default: the last axis
+    np.testing.assert_array_equal(np.argsort(a, axis=0).numpy(), np.argsort(x, axis=0, kind="stable"))
+    with pytest.raises(np.exceptions.AxisError if hasattr(np, "exceptions") else np.AxisError):
+        ts.sort(a, axis=3)
+
+
+def test_sort_along_axis_of_uneven_and_empty_blocks():
+    x = values((3, 11), np.float64)  # 3 rows over up to 4 ranks: some hold none
+    a = ts.asarray(x, split=0)
+    np.testing.assert_array_equal(ts.sort(a, axis=0).numpy(), np.sort(x, axis=0))
+    np.testing.assert_array_equal(ts.argsort(a, axis=1).numpy(), np.argsort(x, axis=1, kind="stable"))
+    e = ts.asarray(np.zeros((0, 5)), split=0)
+    assert ts.sort(e, axis=1).shape == (0, 5)
+
+
 @pytest.mark.parametrize("dtype", ORDERED + [np.complex64, np.bool_])
 @pytest.mark.parametrize("axis", [0, 1, 2])
 def test_scans(dtype, axis):

@@ -127,6 +127,51 @@ std::vector<Layout<3>> layouts3(Index<3> n) {
           Layout<3>(g2, n, {-1, 1, 0})};
 }
 
+// Sort / argsort along every axis of every 3-D layout against a stable serial sort of each row.
+template <class T> void check_axis_sorts(Device d) {
+  const Index<3> n{5, 7, 6};
+  const index_t total = 5 * 7 * 6;
+  const auto ref = serial<T>(total, key<T>);
+  for (const auto& l : layouts3(n))
+    for (int axis = 0; axis < 3; ++axis) {
+      SCOPED_TRACE(l.str() + " axis " + std::to_string(axis));
+      const auto a = filled<T>(l, d, key<T>, T(99));
+      const auto vs = sort(a, axis);
+      const auto is = argsort(a, axis);
+      EXPECT_TRUE(vs.layout().same_blocks(l)) << "on the input's blocks: " << vs.layout().str();
+      EXPECT_TRUE(is.layout().same_blocks(l)) << is.layout().str();
+      const auto gv = gather_to_host(vs);
+      const auto gi = gather_to_host(is);
+      const index_t st = axis == 0 ? 42 : axis == 1 ? 6 : 1;
+      for (index_t g = 0; g < total; ++g) {
+        if ((g / st) % n[axis] != 0) continue;  // g starts a row along the axis
+        std::vector<index_t> row(n[axis]);
+        std::iota(row.begin(), row.end(), index_t(0));
+        std::stable_sort(row.begin(), row.end(),
+                         [&](index_t x, index_t y) { return nan_last_less(ref[g + x * st], ref[g + y * st]); });
+        for (index_t j = 0; j < n[axis]; ++j) {
+          ASSERT_EQ(gi[g + j * st], row[j]) << "argsort at " << g + j * st;
+          ASSERT_TRUE(same(gv[g + j * st], ref[g + row[j] * st])) << "sort at " << g + j * st;
+        }
+      }
+    }
+}
+
+TYPED_TEST(SortScan, SortAndArgsortAlongEveryAxis) {
+  const Device d = this->device();
+  check_axis_sorts<std::int32_t>(d);
+  check_axis_sorts<std::int64_t>(d);
+  check_axis_sorts<float>(d);
+  check_axis_sorts<double>(d);
+  // 1-D: the sample sort, on the input's blocks; a bad axis names itself.
+  const auto world = tessera::testing::world();
+  const Layout<1> l(ProcessGrid(world), {41}, {0}, {uneven(41, world.size())}, {0});
+  const auto a = filled<double>(l, d, key<double>);
+  EXPECT_TRUE(sort(a, 0).layout().same_blocks(l));
+  EXPECT_EQ(gather_to_host(sort(a, 0)).size(), 41u);
+  EXPECT_THROW((void)sort(filled<double>(layouts3({5, 7, 6})[0], d, key<double>), 3), InvalidArgument);
+}
+
 template <class T, class U, class F>
 void check_scans(Device d, F f, double tol) {
   const Index<3> n{5, 7, 6};

@@ -207,6 +207,10 @@ tessera_status tessera_reduce(tessera_array a, tessera_reduce_op op, void* resul
 /* The flattened array (row-major) sorted, or (indices != 0) the i64 permutation that sorts it:
  * new 1-D arrays. Integer and real dtypes. */
 tessera_status tessera_sort(tessera_array a, int indices, tessera_array* out);
+/* Sorted along `axis` (negative counts from the end), or (indices != 0) the i64 indices along the
+ * axis that sort each row (stable): numpy.sort(a, axis) / argsort(a, axis), on a's layout (no
+ * halos). Integer and real dtypes. */
+tessera_status tessera_sort_axis(tessera_array a, int indices, int axis, tessera_array* out);
 /* Cumulative sum (product != 0: product) along `axis` (negative counts from the end), on a's
  * layout; integer and bool arrays accumulate in i64. */
 tessera_status tessera_scan(tessera_array a, int product, int axis, tessera_array* out);

@@ -85,6 +85,13 @@ void scan_offset_kernel(T* data, const T* off, index_t outer, index_t len, index
 template <class T> void scan_fold_kernel(const T* parts, int upto, index_t m, bool prod, T* out, const Stream& s) {
   TESSERA_DISPATCH(scan_fold(parts, upto, m, prod, out, s.native()))
 }
+void rows_of_kernel(const index_t* pos, index_t n, index_t len, index_t inner, index_t* row, const Stream& s) {
+  TESSERA_DISPATCH(rows_of(pos, n, len, inner, row, s.native()))
+}
+void places_of_kernel(const index_t* pos, index_t n, index_t len, index_t inner, index_t* dst, index_t* along,
+                      const Stream& s) {
+  TESSERA_DISPATCH(places_of(pos, n, len, inner, dst, along, s.native()))
+}
 template <class T> void gather_kernel(const T* src, const index_t* off, index_t n, T* dst, const Stream& s) {
   TESSERA_DISPATCH(gather(src, off, n, dst, s.native()))
 }

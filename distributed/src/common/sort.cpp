@@ -136,14 +136,111 @@ std::pair<DArray<T>, DArray<index_t>> sample_sort(const DArray<T>& a, bool with_
   if (with_index) return {DArray<T>(), redistribute(out.second, balanced)};
   return {redistribute(out.first, balanced), DArray<index_t>()};
 }
+
+// A layout of l's shape on which `axis` is whole on every rank: l (without halos) if it does
+// not split `axis`, else a 1-D grid of l's group splitting the longest other axis.
+template <int R> Layout<R> whole_along(const Layout<R>& l, int axis) {
+  const int g = l.split()[axis];
+  if (g < 0 || l.grid().dims()[g] == 1) return l.with_halo({});
+  int other = axis == 0 ? 1 : 0;
+  for (int ax = 0; ax < R; ++ax)
+    if (ax != axis && l.global_shape()[ax] > l.global_shape()[other]) other = ax;
+  typename Layout<R>::Split split;
+  split.fill(-1);
+  split[other] = 0;
+  return Layout<R>(detail::grid_for(l.grid(), 1), l.global_shape(), split);
+}
+
+// Rows along `axis` sorted on a layout where the axis is whole (values, or indices along the axis).
+template <class T, int R>
+std::pair<distributed::Array<T, R>, distributed::Array<index_t, R>> sort_rows(const distributed::Array<T, R>& a,
+                                                                               int axis, bool with_index) {
+  const Device d = a.device();
+  const Layout<R> whole = whole_along(a.layout(), axis);
+  const distributed::Array<T, R> in = a.layout().same_blocks(whole) ? a : redistribute(a, whole);
+  const Stream& s = Stream::default_for(d);
+  s.wait_for(in.stream());
+  const auto blk = in.interior();
+  const index_t n = blk.size(), len = blk.shape(axis);
+  index_t inner = 1;
+  for (int ax = axis + 1; ax < R; ++ax) inner *= blk.shape(ax);
+  local::Array<T, R> values(with_index ? Index<R>{} : blk.shape(), d);
+  local::Array<index_t, R> indices(with_index ? blk.shape() : Index<R>{}, d);
+  if (n > 0) {
+    // The block in row-major order: the input itself where it is contiguous.
+    local::Array<T, 1> copy(blk.is_contiguous() ? Index<1>{0} : Index<1>{n}, d);
+    if (!blk.is_contiguous()) local::copy(copy.template reshape<R>(blk.shape()), blk);
+    const T* flat = blk.is_contiguous() ? blk.data() : copy.data();
+    // Stable by key, then stable by row: each row's positions in key order.
+    local::Array<index_t, 1> pos({n}, d);
+    local::detail::iota(pos, 0.0, 1.0);
+    const auto by_key = sort_block<T>(flat, local::Array<T, 1>({n}, d), pos, true, s);
+    local::Array<index_t, 1> rows({n}, d);
+    detail::rows_of_kernel(by_key.idx.data(), n, len, inner, rows.data(), s);
+    const auto by_row = sort_block<index_t>(nullptr, rows, by_key.idx, true, s);
+    local::Array<index_t, 1> dst({n}, d);
+    if (with_index) {
+      local::Array<index_t, 1> along({n}, d);
+      detail::places_of_kernel(by_row.idx.data(), n, len, inner, dst.data(), along.data(), s);
+      detail::scatter_kernel(indices.data(), dst.data(), along.data(), n, s);
+    } else if (inner == 1) {  // rows are contiguous: the q-th in order is the q-th out
+      detail::gather_kernel(flat, by_row.idx.data(), n, values.data(), s);
+    } else {
+      local::Array<T, 1> ordered({n}, d);
+      detail::gather_kernel(flat, by_row.idx.data(), n, ordered.data(), s);
+      detail::places_of_kernel(by_row.idx.data(), n, len, inner, dst.data(), nullptr, s);
+      detail::scatter_kernel(values.data(), dst.data(), ordered.data(), n, s);
+    }
+  }
+  in.stream().wait_for(s);
+  a.stream().wait_for(s);
+  if (with_index) return {distributed::Array<T, R>(), distributed::Array<index_t, R>::wrap(whole, indices)};
+  return {distributed::Array<T, R>::wrap(whole, values), distributed::Array<index_t, R>()};
+}
+
+// sort / argsort along `axis`, on a's blocks without halos.
+template <class T, int R>
+std::pair<distributed::Array<T, R>, distributed::Array<index_t, R>> sort_along(const distributed::Array<T, R>& a,
+                                                                                int axis, bool with_index,
+                                                                                const char* fn) {
+  const Device d = a.device();
+  if (axis < 0 || axis >= R)
+    throw InvalidArgument(std::string("distributed::") + fn + ": axis " + std::to_string(axis) +
+                              " out of range for a " + std::to_string(R) + "-D array",
+                          d);
+  const Layout<R> target = a.layout().with_halo({});
+  std::pair<distributed::Array<T, R>, distributed::Array<index_t, R>> r;
+  if constexpr (R == 1) {
+    auto sorted = sample_sort(a, with_index, fn);
+    r = {sorted.first, sorted.second};
+  } else {
+    const auto agreed = check_call<T, R>(fn, a.layout(), d, "axis", axis);
+    r = sort_rows(a, axis, with_index);
+  }
+  auto& got = with_index ? r.second.layout() : r.first.layout();
+  if (got.same_blocks(target)) return r;
+  if (with_index) return {distributed::Array<T, R>(), redistribute(r.second, target)};
+  return {redistribute(r.first, target), distributed::Array<index_t, R>()};
+}
 }  // namespace
+
+template <class T, int R> distributed::Array<T, R> sort(const distributed::Array<T, R>& a, int axis) {
+  return sort_along(a, axis, false, "sort").first;
+}
+template <class T, int R> distributed::Array<std::int64_t, R> argsort(const distributed::Array<T, R>& a, int axis) {
+  return sort_along(a, axis, true, "argsort").second;
+}
 
 template <class T> DArray<T> sort(const DArray<T>& a) { return sample_sort(a, false, "sort").first; }
 template <class T> DArray<std::int64_t> argsort(const DArray<T>& a) { return sample_sort(a, true, "argsort").second; }
 
+#define TESSERA_SORT_RANK(T, R)                                                                       \
+  template distributed::Array<T, R> sort<T, R>(const distributed::Array<T, R>&, int);                  \
+  template distributed::Array<std::int64_t, R> argsort<T, R>(const distributed::Array<T, R>&, int);
 #define TESSERA_SORT(T)                                  \
   template DArray<T> sort<T>(const DArray<T>&);          \
-  template DArray<std::int64_t> argsort<T>(const DArray<T>&);
+  template DArray<std::int64_t> argsort<T>(const DArray<T>&); \
+  TESSERA_FOR_EACH_RANK(TESSERA_SORT_RANK, T)
 TESSERA_FOR_EACH_INTEGER(TESSERA_SORT)
 TESSERA_FOR_EACH_REAL(TESSERA_SORT)
 

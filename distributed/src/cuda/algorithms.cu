@@ -190,6 +190,15 @@ template <class T> void scan_fold(const T* parts, int upto, index_t m, bool prod
 }
 
 namespace {
+__global__ void rows_k(const index_t* pos, index_t n, index_t len, index_t inner, index_t* row) {
+  TESSERA_GRID_LOOP(q, n) row[q] = row_of(pos[q], len, inner);
+}
+__global__ void places_k(const index_t* pos, index_t n, index_t len, index_t inner, index_t* dst, index_t* along) {
+  TESSERA_GRID_LOOP(q, n) {
+    dst[q] = place_of(q, len, inner);
+    if (along) along[q] = along_of(pos[q], len, inner);
+  }
+}
 template <class T> __global__ void gather_k(const T* src, const index_t* off, index_t n, T* dst) {
   TESSERA_GRID_LOOP(i, n) dst[i] = src[off[i]];
 }
@@ -222,6 +231,14 @@ template <class T> __global__ void histogram_k(const T* x, index_t n, double lo,
 }
 }  // namespace
 
+void rows_of(const index_t* pos, index_t n, index_t len, index_t inner, index_t* row, void* stream) {
+  rows_k<<<blocks_for(n, kThreads), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(pos, n, len, inner, row);
+  TESSERA_CHECK_CUDA(cudaGetLastError());
+}
+void places_of(const index_t* pos, index_t n, index_t len, index_t inner, index_t* dst, index_t* along, void* stream) {
+  places_k<<<blocks_for(n, kThreads), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(pos, n, len, inner, dst, along);
+  TESSERA_CHECK_CUDA(cudaGetLastError());
+}
 template <class T> void gather(const T* src, const index_t* off, index_t n, T* dst, void* stream) {
   gather_k<<<blocks_for(n, kThreads), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(d(src), off, n, d(dst));
   TESSERA_CHECK_CUDA(cudaGetLastError());

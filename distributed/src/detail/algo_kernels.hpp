@@ -36,6 +36,18 @@ template <class T> TESSERA_HD index_t split_point(const T* keys, index_t n, T sk
   return sort_bound(keys, n, sk, me < sr);
 }
 
+// Sorting along an axis: a rank's block, contiguous, seen as [outer, len, inner] with the axis in
+// the middle; its rows are the (o, i) pairs. The row of flat position p, the flat position the
+// j-th element (in order) of row q / len goes to (q = row * len + j), and p's index along the axis.
+TESSERA_HD inline index_t row_of(index_t p, index_t len, index_t inner) {
+  return p / (len * inner) * inner + p % inner;
+}
+TESSERA_HD inline index_t place_of(index_t q, index_t len, index_t inner) {
+  const index_t row = q / len;
+  return (row / inner * len + q % len) * inner + row % inner;
+}
+TESSERA_HD inline index_t along_of(index_t p, index_t len, index_t inner) { return p / inner % len; }
+
 #define TESSERA_ALGO_KERNELS                                                                                      \
   /* Stable sort of keys (and values, if vals) in buffer 0, or of `in` (if not null; keys only) into */          \
   /* the buffers; returns the buffer (0 or 1) holding the result. canonical: -0.0 sorts as +0.0. */              \
@@ -67,7 +79,12 @@ template <class T> TESSERA_HD index_t split_point(const T* keys, index_t n, T sk
   /* counts[b] += number of x[i] in bin b of numpy.histogram's edges over [lo, hi] (bin_of below), hi in */      \
   /* the last; for integers with lo = 0, hi = bins, bin = x (bincount). Outside values, NaNs: not counted. */      \
   template <class T> void histogram(const T* x, index_t n, double lo, double hi, index_t bins, index_t* counts,  \
-                                    void* stream);
+                                    void* stream);                                                                \
+  /* row[q] = row_of(pos[q], len, inner); dst[q] = place_of(q, len, inner) and, if along, */                     \
+  /* along[q] = along_of(pos[q], len, inner); q < n */                                                            \
+  void rows_of(const index_t* pos, index_t n, index_t len, index_t inner, index_t* row, void* stream);           \
+  void places_of(const index_t* pos, index_t n, index_t len, index_t inner, index_t* dst, index_t* along,        \
+                 void* stream);
 
 namespace host { TESSERA_ALGO_KERNELS }
 namespace cuda { TESSERA_ALGO_KERNELS }
@@ -92,6 +109,9 @@ template <class T> void select_kernel(const bool* c, const T* x, const T* y, ind
 template <class T> index_t compact_kernel(const T* in, const bool* flags, index_t n, T* out, const Stream& s);
 template <class T>
 void histogram_kernel(const T* x, index_t n, double lo, double hi, index_t bins, index_t* counts, const Stream& s);
+void rows_of_kernel(const index_t* pos, index_t n, index_t len, index_t inner, index_t* row, const Stream& s);
+void places_of_kernel(const index_t* pos, index_t n, index_t len, index_t inner, index_t* dst, index_t* along,
+                      const Stream& s);
 
 // numpy.histogram's arithmetic: edges in the bin type (float32 for float32 data, else double)
 // from linspace's float64 i*step + lo (the last edge hi itself), each product and sum rounded

@@ -64,6 +64,16 @@ template <class T> void scan_fold(const T* parts, int upto, index_t m, bool prod
   }
 }
 
+void rows_of(const index_t* pos, index_t n, index_t len, index_t inner, index_t* row, void*) {
+  for (index_t q = 0; q < n; ++q) row[q] = row_of(pos[q], len, inner);
+}
+void places_of(const index_t* pos, index_t n, index_t len, index_t inner, index_t* dst, index_t* along, void*) {
+  for (index_t q = 0; q < n; ++q) {
+    dst[q] = place_of(q, len, inner);
+    if (along) along[q] = along_of(pos[q], len, inner);
+  }
+}
+
 template <class T> void gather(const T* src, const index_t* off, index_t n, T* dst, void*) {
   for (index_t i = 0; i < n; ++i) dst[i] = src[off[i]];
 }

@@ -64,6 +64,15 @@ template <class T, int R> requires(R > 1) Array<std::int64_t, 1> argsort(const A
   return argsort(ravel(a));
 }
 
+/// a sorted along `axis` (numpy.sort(a, axis)): every row along the axis ascending (NaNs last),
+/// stable, on a's blocks (without halos). Each rank sorts the rows it holds whole: a split axis is
+/// redistributed away first (its grid's group on a 1-D grid splitting the longest other axis) and
+/// the result back. Per rank: one radix sort by key, one by row (which keeps each row's keys in
+/// order) and a gather. 1-D arrays: the sample sort, on a's blocks.
+template <class T, int R> Array<T, R> sort(const Array<T, R>& a, int axis);
+/// The indices along `axis` that sort each row (numpy.argsort(a, axis), stable), on a's blocks.
+template <class T, int R> Array<std::int64_t, R> argsort(const Array<T, R>& a, int axis);
+
 /// Inclusive cumulative sum / product along `axis`.
 template <class T, int R> Array<scan_t<T>, R> cumsum(const Array<T, R>& a, int axis);
 template <class T, int R> Array<scan_t<T>, R> cumprod(const Array<T, R>& a, int axis);
