@@ -17,7 +17,9 @@ from . import _dtypes
 _IR_OPS = ["load", "scalar", "neg", "logical_not", "abs", "sqrt", "exp", "log", "sin", "cos", "tan", "tanh",
            "real", "imag", "conj", "cast", "add", "sub", "mul", "div", "eq", "ne", "lt", "le", "gt", "ge",
            "logical_and", "logical_or", "minimum", "maximum", "pow", "rsqrt", "expm1", "log1p", "sinh", "cosh",
-           "asin", "acos", "atan", "floor", "ceil", "round", "arg", "atan2", "where"]
+           "asin", "acos", "atan", "floor", "ceil", "round", "arg", "atan2", "where", "floor_divide", "remainder",
+           "isnan", "isinf", "isfinite", "sign", "square", "reciprocal", "log2", "log10", "exp2", "cbrt",
+           "logical_xor", "positive"]
 IR = {name: i for i, name in enumerate(_IR_OPS)}
 
 # NumPy ufuncs the expressions take, with their IR operation (None: host only).
@@ -29,12 +31,19 @@ UFUNCS = {
     np.logical_and: "logical_and", np.logical_or: "logical_or", np.minimum: "minimum", np.maximum: "maximum",
     np.power: "pow", np.expm1: "expm1", np.log1p: "log1p", np.sinh: "sinh", np.cosh: "cosh",
     np.arcsin: "asin", np.arccos: "acos", np.arctan: "atan", np.floor: "floor", np.ceil: "ceil",
-    np.arctan2: "atan2", np.floor_divide: None, np.remainder: None, np.rint: None, np.square: None,
-    np.sign: None, np.isnan: None, np.isinf: None, np.isfinite: None, np.log2: None, np.log10: None,
-    np.exp2: None, np.cbrt: None, np.reciprocal: None, np.logical_xor: None, np.positive: None,
+    np.arctan2: "atan2", np.floor_divide: "floor_divide", np.remainder: "remainder", np.rint: "round",
+    np.square: "square", np.sign: "sign", np.isnan: "isnan", np.isinf: "isinf", np.isfinite: "isfinite",
+    np.log2: "log2", np.log10: "log10", np.exp2: "exp2", np.cbrt: "cbrt", np.reciprocal: "reciprocal",
+    np.logical_xor: "logical_xor", np.positive: "positive",
+}
+# The operand kinds (numpy.dtype.kind) the GPU kernels of these take; others run on host arrays only.
+_GPU_KINDS = {
+    "floor_divide": "iuf", "remainder": "iuf", "isnan": "biuf", "isinf": "biuf", "isfinite": "biuf", "sign": "iuf",
+    "square": "iufc", "reciprocal": "fc", "log2": "f", "log10": "f", "exp2": "f", "cbrt": "f", "round": "f",
 }
 _COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge"}
-_LOGICAL = {"logical_and", "logical_or", "logical_not"}
+_LOGICAL = {"logical_and", "logical_or", "logical_not", "logical_xor"}
+_PREDICATES = {"isnan", "isinf", "isfinite"}  # a bool of the argument in its own type
 
 
 # Every expression has, besides its dtype:
@@ -207,7 +216,7 @@ class Lowered:
             return np.dtype(np.bool_)
         if op in _COMPARISONS:
             return np.result_type(*[_probe(a) for a in e.args])
-        if op in ("abs", "conj") and e.args[0].dtype.kind == "c":
+        if op in _PREDICATES or (op in ("abs", "conj") and e.args[0].dtype.kind == "c"):
             return e.args[0].dtype
         return e.dtype
 
@@ -248,9 +257,10 @@ def _emit(e, want, nodes, operands, scalars, wants, done):
         elif e.ufunc is None:  # astype: a conversion
             i = _emit(e.args[0], e.dtype, nodes, operands, scalars, wants, done)
         else:
-            if e.op is None:
-                raise NotImplementedError(f"{e.ufunc.__name__} has no GPU kernel in the runtime kernel compiler "
-                                          "yet (it runs on host arrays)")
+            if e.op is None or e.operand.kind not in _GPU_KINDS.get(e.op, e.operand.kind):
+                what = e.ufunc.__name__ + ("" if e.op is None else f" of {e.operand}")
+                raise NotImplementedError(f"{what} has no GPU kernel in the runtime kernel compiler yet (it runs on "
+                                          "host arrays)")
             args = e.args
             a = _emit(args[0], e.operand, nodes, operands, scalars, wants, done)
             b = _emit(args[1], e.operand, nodes, operands, scalars, wants, done) if len(args) > 1 else -1

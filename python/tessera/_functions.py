@@ -444,26 +444,34 @@ def argmax(a, axis=None):
     return _arg(a, axis, True)
 
 
-def _sorted(a, axis, indices):
+_SORT_KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")
+
+
+def _sorted(a, axis, indices, kind, order):
     a = asarray(a)
+    if kind not in _SORT_KINDS:  # (every kind gives the stable sort's result)
+        raise ValueError(f"sort kind must be one of 'quick', 'heap', or 'stable' (got {kind!r})")
+    if order is not None:
+        raise ValueError("Cannot specify order when the array has no fields.")
     if axis is None:  # NumPy's: the flattened array
         return from_handle(a._rt, _tessera.sort(a._handle(), indices), a)
     return from_handle(a._rt, _tessera.sort_axis(a._handle(), indices, normalize_axis(axis, a.ndim)), a)
 
 
 @implements(np.sort)
-def sort(a, axis=-1):
+def sort(a, axis=-1, kind=None, order=None):
     """Sorted along `axis` (default the last; NaNs last), on a's layout, as numpy.sort; axis=None
     sorts the flattened array (a 1-D result). A split axis is redistributed away for the sort and
-    the result back."""
-    return _sorted(a, axis, False)
+    the result back. Every `kind` sorts stably."""
+    return _sorted(a, axis, False, kind, order)
 
 
 @implements(np.argsort)
-def argsort(a, axis=-1):
-    """The indices along `axis` that sort each row (stable), as numpy.argsort(a, axis,
-    kind="stable"); axis=None: the flat indices that sort the flattened array."""
-    return _sorted(a, axis, True)
+def argsort(a, axis=-1, kind=None, order=None):
+    """The indices along `axis` that sort each row (stable, whatever `kind`), as
+    numpy.argsort(a, axis, kind="stable"); axis=None: the flat indices that sort the flattened
+    array."""
+    return _sorted(a, axis, True, kind, order)
 
 
 def _scan(a, axis, dtype, product):
@@ -598,10 +606,18 @@ def flatnonzero(a):
 
 @implements(np.nonzero)
 def nonzero(a):
+    """The indices of the nonzero elements, one int64 array per axis (NumPy's), in row-major
+    order: flatnonzero's global flat indices unravelled elementwise (balanced 1-D blocks)."""
     a = asarray(a)
-    if a.ndim != 1:
-        raise NotImplementedError("tessera.nonzero of an n-D array is not in tessera yet (flatnonzero is)")
-    return (flatnonzero(a),)
+    flat = flatnonzero(a)
+    if a.ndim == 1:
+        return (flat,)
+    strides = [int(np.prod(a.shape[d + 1:], dtype=np.int64)) for d in range(a.ndim)]
+    out = []
+    for d, (n, st) in enumerate(zip(a.shape, strides)):
+        i = flat // st if st > 1 else flat
+        out.append(i % n if d > 0 else i)
+    return tuple(out)
 
 
 @implements(np.copy)

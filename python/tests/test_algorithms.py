@@ -124,6 +124,15 @@ def test_take_histogram_nonzero():
     np.testing.assert_array_equal(counts, np.histogram(x, bins=4, range=(-1, 1))[0])
     np.testing.assert_array_equal(ts.flatnonzero(a > 1).numpy(), np.flatnonzero(x > 1))
     np.testing.assert_array_equal(np.nonzero(a > 1)[0].numpy(), np.nonzero(x > 1)[0])
+    y3 = values((5, 6, 4), np.float64)
+    for split in (0, 2, (0, 1)):
+        got = np.nonzero(ts.asarray(y3, split=split) > 0)
+        want = np.nonzero(y3 > 0)
+        assert len(got) == 3
+        for g, w in zip(got, want):
+            assert g.dtype == np.int64
+            np.testing.assert_array_equal(g.numpy(), w)
+    assert all(g.shape == (0,) for g in np.nonzero(ts.zeros((3, 4), split=0)))
     y = values(SHAPE, np.int32)
     np.testing.assert_array_equal(ts.flatnonzero(ts.asarray(y, split=1)).numpy(), np.flatnonzero(y))
 

@@ -71,6 +71,42 @@ def test_ufuncs_of_positive_values(dtype):
     same(np.maximum(a, 0.0).numpy(), np.maximum(x, 0.0))
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64])
+def test_numpys_division_rounding_and_predicates(dtype):
+    """floor_divide and remainder take the divisor's sign (NumPy's, not C++'s truncation), by
+    zero too; isnan/isinf/isfinite, sign, square, positive: on every device as NumPy."""
+    a, b, x, y = pair(dtype)
+    y = y.copy()
+    y.flat[::5] = -y.flat[::5]
+    y.flat[::7] = 0  # NumPy: 0 for integers (with a warning), inf/nan for reals
+    if np.dtype(dtype).kind == "f":
+        x = x.copy()
+        x.flat[1:4] = [np.nan, np.inf, -np.inf]
+    a, b = ts.asarray(x, split=0), ts.asarray(y, split=0)
+    with np.errstate(all="ignore"):
+        same((a // b).numpy(), x // y)
+        same((a % b).numpy(), x % y)
+        same(np.floor_divide(a, 3).numpy(), np.floor_divide(x, 3))
+        same(np.remainder(-a, 4).numpy(), np.remainder(-x, 4))
+        for f in (np.isnan, np.isinf, np.isfinite):
+            same(f(a).numpy(), f(x))
+        same(np.sign(a).numpy(), np.sign(x))
+        same(np.square(a).numpy(), np.square(x))
+        same((+a).numpy(), +x)
+        same(np.logical_xor(a > 0, b > 0).numpy(), np.logical_xor(x > 0, y > 0))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_more_math_functions(dtype):
+    a, b, x, y = pair(dtype)
+    pa, px = abs(a) + 0.5, abs(x) + 0.5
+    for f in (np.log2, np.log10, np.reciprocal):
+        same(f(pa).numpy(), f(px))
+    for f in (np.exp2, np.cbrt, np.rint):
+        same(f(a).numpy(), f(x))
+    same(np.reciprocal(a + 1j).numpy(), np.reciprocal(x + 1j))
+
+
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 def test_complex(dtype):
     a, b, x, y = pair(dtype)
@@ -203,6 +239,15 @@ def test_halo_arrays_compute_on_interiors():
     same((a * b - a).numpy(), x * y - x)
 
 
+def test_host_only_ufuncs_name_themselves_on_gpus():
+    """What the GPU kernels do not take is refused when lowered, naming the ufunc and its type."""
+    leaf = lambda d: _expr.Leaf(type("A", (), {"dtype": np.dtype(d)})())
+    for e, out in [(_expr.node(np.sign, [leaf(np.complex64)]), np.complex64),
+                   (_expr.node(np.reciprocal, [leaf(np.int32)]), np.int32)]:
+        with pytest.raises(NotImplementedError, match="has no GPU kernel"):
+            _expr.lower(e, out)
+
+
 def test_generated_kernels_compile(runtime):
     """The IR that GPU arrays launch, compiled by NVRTC here (no GPU needed)."""
     if not _tessera.nvrtc_available():
@@ -227,6 +272,18 @@ def test_generated_kernels_compile(runtime):
         (_expr.node(np.power, [leaf(np.float32), _expr.Const(1.5)]), np.float32),
         (_expr.node(np.maximum, [leaf(np.int32), _expr.Const(0)]), np.int32),
         (_expr.cast(leaf(np.bool_), np.float32), np.float32),
+        (_expr.node(np.floor_divide, [leaf(np.int32), leaf(np.int32)]), np.int32),
+        (_expr.node(np.remainder, [leaf(np.float64), _expr.Const(3.0)]), np.float64),
+        (_expr.node(np.isnan, [leaf(np.float32)]), np.bool_),
+        (_expr.node(np.isinf, [leaf(np.int64)]), np.bool_),
+        (_expr.node(np.isfinite, [leaf(np.float64)]), np.bool_),
+        (_expr.node(np.sign, [leaf(np.int64)]), np.int64),
+        (_expr.node(np.square, [leaf(np.complex64)]), np.complex64),
+        (_expr.node(np.reciprocal, [leaf(np.complex128)]), np.complex128),
+        (_expr.node(np.log2, [leaf(np.int32)]), np.float64),
+        (_expr.node(np.cbrt, [leaf(np.float32)]), np.float32),
+        (_expr.node(np.logical_xor, [leaf(np.bool_), leaf(np.bool_)]), np.bool_),
+        (_expr.node(np.rint, [leaf(np.float64)]), np.float64),
     ]
     for e, out in exprs:
         L = _expr.lower(e, out)

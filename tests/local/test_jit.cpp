@@ -134,7 +134,15 @@ jit::Kernel every_op_kernel(DType t, bool linear, bool index32) {
   if (fp || integer) binary.insert(binary.end(), {Op::lt, Op::le, Op::gt, Op::ge, Op::minimum, Op::maximum});
   if (fp || cplx) unary.insert(unary.end(), {Op::sinh, Op::cosh, Op::asin, Op::acos, Op::atan, Op::arg});
   if (fp) unary.insert(unary.end(), {Op::rsqrt, Op::expm1, Op::log1p, Op::floor, Op::ceil, Op::round}), binary.push_back(Op::atan2);
-  unary.insert(unary.end(), {Op::real, Op::imag, Op::conj});
+  unary.insert(unary.end(), {Op::real, Op::imag, Op::conj, Op::positive});
+  // NumPy's ufuncs beyond C++'s operators (what the Python package sends them: real operands,
+  // reciprocal of floating ones, square of any but bool).
+  if (fp || integer) unary.insert(unary.end(), {Op::isnan, Op::isinf, Op::isfinite, Op::sign}),
+      binary.insert(binary.end(), {Op::floor_divide, Op::remainder});
+  if (fp) unary.insert(unary.end(), {Op::log2, Op::log10, Op::exp2, Op::cbrt});
+  if (fp || cplx) unary.push_back(Op::reciprocal);
+  if (t != DType::boolean) unary.push_back(Op::square);
+  if (!cplx) binary.push_back(Op::logical_xor);
   const int last_value = 2;
   for (Op op : unary) k.nodes.push_back({op, t, 0});
   for (Op op : binary) k.nodes.push_back({op, t, 1, last_value});

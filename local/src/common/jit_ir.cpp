@@ -64,8 +64,22 @@ constexpr OpInfo kOps[] = {
     {"arg", 1, "cuda::std::arg(x)"},
     {"arctan2", 2, "cuda::std::atan2(x, y)"},
     {"where", 3, ""},
+    {"floor_divide", 2, "tj::floordiv(x, y)"},
+    {"remainder", 2, "tj::remainder(x, y)"},
+    {"isnan", 1, "bool(x != x)"},
+    {"isinf", 1, "tj::isinf(x)"},
+    {"isfinite", 1, "tj::isfinite(x)"},
+    {"sign", 1, "tj::sign(x)"},
+    {"square", 1, "tj::mul(x, x)"},
+    {"reciprocal", 1, "tj::recip(x)"},
+    {"log2", 1, "cuda::std::log2(x)"},
+    {"log10", 1, "cuda::std::log10(x)"},
+    {"exp2", 1, "cuda::std::exp2(x)"},
+    {"cbrt", 1, "cuda::std::cbrt(x)"},
+    {"logical_xor", 2, "bool(bool(x) != bool(y))"},
+    {"positive", 1, "x"},
 };
-static_assert(std::size(kOps) == static_cast<std::size_t>(Op::where) + 1, "kOps follows the order of Op");
+static_assert(std::size(kOps) == static_cast<std::size_t>(Op::positive) + 1, "kOps follows the order of Op");
 const OpInfo& info(Op op) {
   const auto i = static_cast<std::size_t>(op);
   if (i >= std::size(kOps)) throw InvalidArgument("jit: unknown IR operation " + std::to_string(i));
@@ -101,6 +115,50 @@ template <class X> __device__ __forceinline__ auto rsqrt(const X& x) {
 template <class X> __device__ __forceinline__ auto conj(const X& x) {
   if constexpr (is_cplx<X>::value) return cuda::std::conj(x); else return x;
 }
+}  // namespace tj
+)";
+
+// NumPy's integer and real arithmetic that C++ spells otherwise (both preludes; floordiv,
+// remainder, isinf, isfinite and sign of real types only: the package sends no complex or bool
+// operands to them). Integers: floor division and remainder
+// take the divisor's sign, and 0 where it is 0 (NumPy warns); reals: npy_divmod's algorithm.
+constexpr const char* kNumpyHelpers = R"(namespace tj {
+template <class X> __device__ __forceinline__ X floordiv(X x, X y) {
+  if constexpr (X(0.5) == X(0)) {
+    if (y == X(0)) return X(0);
+    const X q = x / y;
+    return (q * y != x && ((x < X(0)) != (y < X(0)))) ? q - X(1) : q;
+  } else {
+    if (y == X(0)) return x / y;
+    const X mod = fmod(x, y);
+    X div = (x - mod) / y;
+    if (mod != X(0) && ((y < X(0)) != (mod < X(0)))) div -= X(1);
+    if (div == X(0)) return copysign(X(0), x / y);
+    X fl = floor(div);
+    if (div - fl > X(0.5)) fl += X(1);
+    return fl;
+  }
+}
+template <class X> __device__ __forceinline__ X remainder(X x, X y) {
+  if constexpr (X(0.5) == X(0)) {
+    if (y == X(0)) return X(0);
+    const X r = x % y;
+    return (r != X(0) && ((r < X(0)) != (y < X(0)))) ? X(r + y) : r;
+  } else {
+    X mod = fmod(x, y);
+    if (y == X(0)) return mod;
+    if (mod != X(0)) {
+      if ((y < X(0)) != (mod < X(0))) mod += y;
+    } else {
+      mod = copysign(X(0), y);
+    }
+    return mod;
+  }
+}
+template <class X> __device__ __forceinline__ bool isinf(X x) { return x == x && x - x != x - x; }
+template <class X> __device__ __forceinline__ bool isfinite(X x) { return x - x == x - x; }
+template <class X> __device__ __forceinline__ X sign(X x) { return x != x ? x : X((X(0) < x) - (x < X(0))); }
+template <class X> __device__ __forceinline__ X recip(X x) { return X(1) / x; }
 }  // namespace tj
 )";
 
@@ -250,7 +308,7 @@ bool is_math_function(Op op) {
   switch (op) {
     case Op::sqrt: case Op::rsqrt: case Op::exp: case Op::expm1: case Op::log: case Op::log1p: case Op::sin:
     case Op::cos: case Op::tan: case Op::tanh: case Op::sinh: case Op::cosh: case Op::asin: case Op::acos:
-    case Op::atan: case Op::atan2: case Op::pow:
+    case Op::atan: case Op::atan2: case Op::pow: case Op::log2: case Op::log10: case Op::exp2: case Op::cbrt:
       return true;
     default:
       return false;
@@ -323,7 +381,7 @@ std::string cuda_type(DType t) {
 std::string generate_cuda(const Kernel& k, const std::string& name) {
   k.validate();
   std::ostringstream o;
-  o << (needs_libcu(k) ? kPrelude : kRealPrelude) << "struct Dims { long long v[" << k.rank << "]; };\n";
+  o << (needs_libcu(k) ? kPrelude : kRealPrelude) << kNumpyHelpers << "struct Dims { long long v[" << k.rank << "]; };\n";
   o << "// " << k.key() << "\n";
   o << "extern \"C\" __global__ void " << name << "(" << params(k) << ") {\n";
   const std::string D = cuda_type(k.out), root = v(static_cast<int>(k.nodes.size()) - 1);

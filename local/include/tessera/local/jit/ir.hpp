@@ -22,6 +22,10 @@ enum class Op : std::uint8_t {
   add, sub, mul, div, eq, ne, lt, le, gt, ge, logical_and, logical_or, minimum, maximum, pow,
   rsqrt, expm1, log1p, sinh, cosh, asin, acos, atan, floor, ceil, round, arg, atan2,
   where,  // a ? b : c (a is the condition)
+  // NumPy's floor_divide and remainder (integers and reals), isnan/isinf/isfinite (bool results),
+  // sign, square, reciprocal, log2, log10, exp2, cbrt, logical_xor, positive.
+  floor_divide, remainder, isnan, isinf, isfinite, sign, square, reciprocal, log2, log10, exp2, cbrt,
+  logical_xor, positive,
 };
 
 /// "add", "sin", ...; the number of node operands (0 for load and scalar, 3 for where).
