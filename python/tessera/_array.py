@@ -204,6 +204,11 @@ class ndarray(_Shaped):
     def T(self):
         raise NotImplementedError("transpose of a distributed array is not in tessera yet")
 
+    def reshape(self, *shape, order="C"):
+        """NumPy's a.reshape(shape) (row-major): balanced row blocks of the new shape."""
+        from . import _functions
+        return _functions.reshape(self, shape[0] if len(shape) == 1 else shape, order=order)
+
     @property
     def block(self):
         """This rank's block of the global index space, a tuple of slices."""

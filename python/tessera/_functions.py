@@ -3,11 +3,12 @@ __array_function__ (np.sum(a) stays distributed; a NumPy function tessera lacks 
 instead of gathering the array)."""
 import builtins
 import math
+import operator
 
 import numpy as np
 
 from . import _dtypes, _expr, _runtime, _tessera
-from ._array import HOST, Broadcast, block_key, check_shape, from_handle, ndarray, normalize_axis, _from_expr
+from ._array import DEVICE, HOST, Broadcast, block_key, check_shape, from_handle, ndarray, normalize_axis, _from_expr
 from ._errors import DtypeMismatch
 
 HANDLED = {}
@@ -565,6 +566,62 @@ def ravel(a):
     already split over a 1-D grid)."""
     a = asarray(a)
     return a if a.ndim == 1 else from_handle(a._rt, _tessera.ravel(a._handle()), a)
+
+
+def _new_shape(newshape, size):
+    """NumPy's reading of a reshape's target shape (one -1 inferred), checked against `size`."""
+    shape = (newshape,) if isinstance(newshape, (int, np.integer)) else tuple(newshape)
+    shape = tuple(operator.index(n) for n in shape)
+    if builtins.sum(n == -1 for n in shape) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    if builtins.any(n < -1 for n in shape):
+        raise ValueError("negative dimensions not allowed")
+    known = int(np.prod([n for n in shape if n != -1], dtype=np.int64))
+    if -1 in shape:
+        if known == 0 or size % known:
+            raise ValueError(f"cannot reshape array of size {size} into shape {newshape}")
+        shape = tuple(size // known if n == -1 else n for n in shape)
+    if int(np.prod(shape, dtype=np.int64)) != size:
+        raise ValueError(f"cannot reshape array of size {size} into shape {newshape}")
+    return shape
+
+
+@implements(np.reshape)
+def reshape(a, newshape, order="C"):
+    """NumPy's reshape in row-major order: a distributed array of the new shape split along its
+    first axis over all ranks (balanced row blocks). The flattened array is redistributed once to
+    the 1-D blocks those rows cover, which are then the new array's blocks (no further copy)."""
+    a = asarray(a)
+    if order != "C":
+        raise NotImplementedError(f"tessera.reshape(order={order!r}): row-major order ('C') only")
+    shape = _new_shape(newshape, a.size)
+    if shape == a.shape and a.ndim == 1:
+        return a
+    rt = a._rt
+    flat = ravel(a)
+    key = block_key(rt, check_shape(shape), 0)
+    if len(shape) == 1:
+        out = ndarray(rt, key, a.dtype, a.device)
+        _tessera.redistribute(flat._handle(), out._id)
+        return out
+    # The rows each rank holds in the new layout, as 1-D blocks of the flattened array.
+    target = rt.layout(key)
+    grid_id = rt.grid(key[3])
+    _, coords = _tessera.grid_info(grid_id)
+    info = _tessera.layout_info(target)
+    rows = sorted(rt.comm.allgather((tuple(coords), info["lo"][0], info["hi"][0])))
+    per_row = int(np.prod(shape[1:], dtype=np.int64))
+    bounds = [lo * per_row for _, lo, _ in rows] + [a.size]
+    layout = _tessera.layout_create_offsets(grid_id, [a.size], [0], bounds)
+    mid_key = ("reshape", layout)
+    rt._layouts[mid_key] = layout
+    mid = ndarray(rt, mid_key, a.dtype, a.device, layout=layout)
+    _tessera.redistribute(flat._handle(), mid._id)
+    address, local_shape, _ = mid._view(False)
+    elements = int(np.prod(local_shape, dtype=np.int64))
+    memory = HOST if a.device == "host" else DEVICE
+    h = _tessera.array_adopt(target, _dtypes.code(a.dtype), address if elements else 0, elements, memory, 0)
+    return ndarray(rt, key, a.dtype, a.device, handle=h, keep=mid)
 
 
 def _indices(a, indices):

@@ -1,7 +1,8 @@
 """Basic slicing of distributed arrays with global indices (NumPy's basic indexing: integers,
-slices with positive steps, Ellipsis). Reading a[key] makes a new distributed array: each rank
-cuts its part of the selection from its own block into the shard of a
-layout of uneven blocks on the same grid, and one redistribute balances them. Assigning
+slices, Ellipsis). Reading a[key] makes a new distributed array: each rank cuts its part of the
+selection from its own block into the shard of a layout of uneven blocks on the same grid, and
+one redistribute balances them. Selections the blocks cannot cut in order (negative steps, an
+integer on a split axis) gather their elements by global flat index instead (take), reshaped. Assigning
 a[key] = value writes a scalar (or a NumPy array of the selection's shape) into the part of the
 selection each rank holds. The same on the host and on GPUs (the C API's boxes of a block)."""
 import numpy as np
@@ -32,9 +33,7 @@ def normalize(key, shape):
             dropped.append(axis)
         elif isinstance(k, slice):
             start, stop, step = k.indices(n)
-            if step < 0:
-                raise NotImplementedError("slices with negative steps are not in tessera yet")
-            ranges.append((start, max(start, stop), step))
+            ranges.append((start, max(start, stop) if step > 0 else min(start, stop), step))
         else:
             raise IndexError(f"only integers, slices and '...' index tessera arrays (basic indexing), "
                              f"not {type(k).__name__}")
@@ -73,11 +72,38 @@ def _check(a):
         raise NotImplementedError("slicing needs an array of a block layout (resplit it first)")
 
 
+def _by_index(a, ranges, dropped):
+    """The selection as a take of its global flat indices (computed elementwise on balanced 1-D
+    blocks, in the selection's row-major order), reshaped: any steps, any layout."""
+    from . import _functions
+    out_shape = tuple(count(*r) for r in ranges)
+    n = int(np.prod(out_shape, dtype=np.int64))
+    i = _functions.arange(n, dtype=np.int64, split=0, device=a.device)
+    flat = None
+    for d, (start, _, step) in enumerate(ranges):
+        inner = int(np.prod(out_shape[d + 1:], dtype=np.int64))
+        stride = int(np.prod(a.shape[d + 1:], dtype=np.int64))
+        if out_shape[d] == 1 or n == 0:
+            term = start * stride
+        else:
+            c = i // inner if inner > 1 else i
+            c = c % out_shape[d] if d > 0 else c
+            term = (c * step + start) * stride
+        flat = term if flat is None else flat + term
+    if not isinstance(flat, ndarray):  # every axis of extent 1
+        flat = i * 0 + flat
+    taken = _functions.take(a, flat)
+    kept = tuple(out_shape[d] for d in range(a.ndim) if d not in dropped)
+    if not kept:
+        return taken.numpy().reshape(())[()]
+    return _functions.reshape(taken, kept) if kept != (n,) else taken
+
+
 def get(a, key):
     _check(a)
     ranges, dropped = normalize(key, a.shape)
-    if dropped and any(a._key[2][ax] >= 0 for ax in dropped):
-        raise NotImplementedError("an integer index on a split axis is not in tessera yet (slice it: a[i:i+1])")
+    if any(r[2] < 0 for r in ranges) or (dropped and any(a._key[2][ax] >= 0 for ax in dropped)):
+        return _by_index(a, ranges, dropped)
     rt = a._rt
     parts = [piece(lo, hi, r) for lo, hi, r in zip(a._lo, a._hi, ranges)]
     out_shape = tuple(count(*r) for r in ranges)
@@ -128,6 +154,8 @@ def put(a, key, value):
     each rank writes the part of the selection its block holds."""
     _check(a)
     ranges, dropped = normalize(key, a.shape)
+    if any(r[2] < 0 for r in ranges):
+        raise NotImplementedError("assigning to a slice with a negative step is not in tessera yet (reading is)")
     parts = [piece(lo, hi, r) for lo, hi, r in zip(a._lo, a._hi, ranges)]
     h = a._handle()
     if isinstance(value, ndarray):

@@ -6,7 +6,10 @@ from conftest import values
 
 SHAPE = (17, 13, 5)
 KEYS = [np.s_[3:11], np.s_[2:15:3, :, ::2], np.s_[..., 1:4], np.s_[16:], np.s_[5:5], np.s_[::4, ::5, 1:2],
-        np.s_[-3:, 2:9:2, -1], np.s_[:, :, 0], np.s_[1:2, 3:4, 2:3]]
+        np.s_[-3:, 2:9:2, -1], np.s_[:, :, 0], np.s_[1:2, 3:4, 2:3],
+        # negative steps and integers on split axes: gathered by global index
+        np.s_[::-1], np.s_[14:2:-3, :, ::-2], np.s_[3], np.s_[-2, ::-1, 4], np.s_[5:1:-1, 7], np.s_[0:5:-1],
+        np.s_[:, ::-4, 1:2]]
 
 
 @pytest.mark.parametrize("split", [0, 1, (0, 1), None])
@@ -20,11 +23,42 @@ def test_read(split, key):
     assert got.shape == x[k].shape
 
 
-def test_integer_index_on_a_split_axis_raises():
-    a = ts.asarray(values(SHAPE, np.float64), split=0)
-    with pytest.raises(NotImplementedError):
-        a[3]
-    np.testing.assert_array_equal(a[3:4].numpy()[0], values(SHAPE, np.float64)[3])
+def test_integer_index_on_a_split_axis_and_negative_steps():
+    x = values(SHAPE, np.float64)
+    a = ts.asarray(x, split=0)
+    np.testing.assert_array_equal(a[3].numpy(), x[3])
+    assert a[3].shape == (13, 5)
+    np.testing.assert_array_equal(a[::-1][::-1].numpy(), x)
+    assert a[3, 4, 2] == x[3, 4, 2]
+    v = ts.asarray(np.arange(10.0), split=0)
+    np.testing.assert_array_equal(v[::-1].numpy(), np.arange(10.0)[::-1])
+    np.testing.assert_array_equal((v[::-1] + v).numpy(), np.full(10, 9.0))  # a result lies like a new array
+    with pytest.raises(NotImplementedError, match="negative step"):
+        a[::-1] = 0.0
+
+
+@pytest.mark.parametrize("split", [0, 1, (0, 1), None])
+@pytest.mark.parametrize("dtype", [np.int32, np.float32, np.complex128, np.bool_])
+def test_reshape(split, dtype):
+    x = values(SHAPE, dtype)
+    a = ts.asarray(x, split=split)
+    for shape in [(13, 17, 5), (-1,), (5, -1), (17 * 13, 5), (1, 17, 13, 5), (85, 13)]:
+        got = a.reshape(shape)
+        want = x.reshape(shape)
+        assert got.shape == want.shape and got.dtype == want.dtype
+        np.testing.assert_array_equal(got.numpy(), want)
+        assert got.split == 0  # balanced row blocks
+    np.testing.assert_array_equal(np.reshape(a, (5, 221)).numpy(), x.reshape(5, 221))
+    np.testing.assert_array_equal(a.reshape(13, 85).numpy(), x.reshape(13, 85))
+    np.testing.assert_array_equal((a.reshape(-1) * 2).numpy(), x.reshape(-1) * 2)
+    with pytest.raises(ValueError, match="cannot reshape"):
+        a.reshape(7, 7)
+    with pytest.raises(ValueError, match="one unknown"):
+        a.reshape(-1, -1)
+    with pytest.raises(NotImplementedError, match="order"):
+        a.reshape(-1, order="F")
+    e = ts.zeros((0, 4), split=0)
+    assert e.reshape(4, 0).shape == (4, 0)
 
 
 @pytest.mark.parametrize("split", [0, 2, (0, 1)])
