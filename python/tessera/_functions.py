@@ -645,14 +645,39 @@ def put(a, ind, v):
 
 @implements(np.compress)
 def compress(condition, a, axis=None):
-    """a's elements where condition (a bool array of a's layout) is true, flattened: a 1-D array."""
+    """a's elements where condition (a bool array of a's layout) is true, flattened: a 1-D array.
+    Along an axis, NumPy's: the slices along `axis` where the 1-D condition (a NumPy or tessera
+    array, at most the axis long) is true, gathered by global index (balanced row blocks)."""
     if axis is not None:
-        raise NotImplementedError("tessera.compress along an axis is not in tessera yet (axis=None is)")
+        return _compress_along(condition, asarray(a), axis)
     a = asarray(a)
     mask = condition if isinstance(condition, ndarray) else asarray(condition)
     if mask.dtype != np.bool_:
         mask = mask != 0
     return from_handle(a._rt, _tessera.compress(mask._handle(), a._handle()), a)
+
+
+def _compress_along(condition, a, axis):
+    from . import _slicing
+    ax = normalize_axis(axis, a.ndim)
+    n = a.shape[ax]
+    if isinstance(condition, ndarray):
+        if condition.ndim != 1:
+            raise ValueError("condition must be a 1-d array")
+        if condition.shape[0] > n:
+            raise IndexError(f"index {n} is out of bounds for axis {ax} with size {n}")
+        positions = flatnonzero(condition)  # stays distributed: no gather of the condition
+    else:
+        cond = np.asarray(condition)
+        if cond.ndim != 1:
+            raise ValueError("condition must be a 1-d array")
+        sel = np.flatnonzero(cond)
+        if sel.size and sel[-1] >= n:
+            raise IndexError(f"index {sel[-1]} is out of bounds for axis {ax} with size {n}")
+        positions = asarray(sel.astype(np.int64), split=0, device=a.device)
+    axes = [(0, 1, m) for m in a.shape]
+    axes[ax] = positions
+    return _slicing.gather_selection(a, axes)
 
 
 @implements(np.flatnonzero)

@@ -75,20 +75,28 @@ def _check(a):
 def _by_index(a, ranges, dropped):
     """The selection as a take of its global flat indices (computed elementwise on balanced 1-D
     blocks, in the selection's row-major order), reshaped: any steps, any layout."""
+    return gather_selection(a, [(start, step, count(start, stop, step)) for start, stop, step in ranges], dropped)
+
+
+def gather_selection(a, axes, dropped=()):
+    """a's elements at the product of per-axis positions: (start, step, count), or a 1-D int64
+    tessera array of positions along that axis (compress), in row-major order; reshaped."""
     from . import _functions
-    out_shape = tuple(count(*r) for r in ranges)
+    out_shape = tuple(x.shape[0] if isinstance(x, ndarray) else x[2] for x in axes)
     n = int(np.prod(out_shape, dtype=np.int64))
     i = _functions.arange(n, dtype=np.int64, split=0, device=a.device)
     flat = None
-    for d, (start, _, step) in enumerate(ranges):
+    for d, x in enumerate(axes):
         inner = int(np.prod(out_shape[d + 1:], dtype=np.int64))
         stride = int(np.prod(a.shape[d + 1:], dtype=np.int64))
-        if out_shape[d] == 1 or n == 0:
-            term = start * stride
+        c = i // inner if inner > 1 else i
+        c = c % out_shape[d] if d > 0 else c
+        if isinstance(x, ndarray):
+            term = _functions.take(x, c) * stride
+        elif out_shape[d] == 1 or n == 0:
+            term = x[0] * stride
         else:
-            c = i // inner if inner > 1 else i
-            c = c % out_shape[d] if d > 0 else c
-            term = (c * step + start) * stride
+            term = (c * x[1] + x[0]) * stride
         flat = term if flat is None else flat + term
     if not isinstance(flat, ndarray):  # every axis of extent 1
         flat = i * 0 + flat

@@ -150,5 +150,16 @@ def test_ravel_put_compress(split):
     ts.put(a, ts.asarray(np.array([3, 4]), split=0), 9.0)
     np.put(y, [3, 4], 9.0)
     np.testing.assert_array_equal(a.numpy(), y)
-    with pytest.raises(NotImplementedError):
-        np.compress(a > 0, a, axis=0)
+    for axis in (0, 1, -1):
+        cond = np.arange(x.shape[axis]) % 3 != 1
+        np.testing.assert_array_equal(np.compress(cond, a, axis=axis).numpy(), np.compress(cond, y, axis=axis))
+        short = cond[:-2]  # NumPy: a shorter condition leaves the rest out
+        np.testing.assert_array_equal(ts.compress(short, a, axis=axis).numpy(), np.compress(short, y, axis=axis))
+        dist = ts.asarray(cond, split=0)  # a tessera condition stays distributed
+        np.testing.assert_array_equal(ts.compress(dist, a, axis=axis).numpy(), np.compress(cond, y, axis=axis))
+    none = np.compress(np.zeros(7, bool), a, axis=0)
+    assert none.shape == (0, 5)
+    with pytest.raises(IndexError):
+        np.compress(np.ones(9, bool), a, axis=0)
+    with pytest.raises(ValueError, match="1-d"):
+        np.compress(np.ones((7, 1), bool), a, axis=0)
