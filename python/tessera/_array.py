@@ -202,7 +202,13 @@ class ndarray(_Shaped):
 
     @property
     def T(self):
-        raise NotImplementedError("transpose of a distributed array is not in tessera yet")
+        """The axes reversed (NumPy's a.T): see tessera.transpose."""
+        from . import _functions
+        return _functions.transpose(self)
+
+    def transpose(self, *axes):
+        from . import _functions
+        return _functions.transpose(self, axes[0] if len(axes) == 1 else (axes or None))
 
     def reshape(self, *shape, order="C"):
         """NumPy's a.reshape(shape) (row-major): balanced row blocks of the new shape."""

@@ -657,6 +657,21 @@ def compress(condition, a, axis=None):
     return from_handle(a._rt, _tessera.compress(mask._handle(), a._handle()), a)
 
 
+@implements(np.transpose)
+def transpose(a, axes=None):
+    """NumPy's transpose (axes reversed, or permuted by `axes`): a new array of balanced row
+    blocks, its elements gathered by global flat index (one take); the identity permutation
+    returns a itself."""
+    a = asarray(a)
+    perm = tuple(range(a.ndim))[::-1] if axes is None else tuple(normalize_axis(x, a.ndim) for x in axes)
+    if sorted(perm) != list(range(a.ndim)):
+        raise ValueError("axes don't match array")
+    if perm == tuple(range(a.ndim)):
+        return a
+    from . import _slicing
+    return _slicing.gather_permuted(a, perm)
+
+
 def _compress_along(condition, a, axis):
     from . import _slicing
     ax = normalize_axis(axis, a.ndim)

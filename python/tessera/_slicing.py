@@ -78,6 +78,25 @@ def _by_index(a, ranges, dropped):
     return gather_selection(a, [(start, step, count(start, stop, step)) for start, stop, step in ranges], dropped)
 
 
+def gather_permuted(a, perm):
+    """a with its axes in the order `perm` (NumPy's transpose), gathered by global flat index:
+    output element (c_0, ..) is a's element with index c_k along axis perm[k]; balanced row blocks."""
+    from . import _functions
+    out_shape = tuple(a.shape[p] for p in perm)
+    n = int(np.prod(out_shape, dtype=np.int64))
+    i = _functions.arange(n, dtype=np.int64, split=0, device=a.device)
+    flat = i * 0
+    for k, p in enumerate(perm):
+        inner = int(np.prod(out_shape[k + 1:], dtype=np.int64))
+        stride = int(np.prod(a.shape[p + 1:], dtype=np.int64))
+        if out_shape[k] == 1 or n == 0:
+            continue
+        c = i // inner if inner > 1 else i
+        c = c % out_shape[k] if k > 0 else c
+        flat = flat + c * stride
+    return _functions.reshape(_functions.take(a, flat), out_shape)
+
+
 def gather_selection(a, axes, dropped=()):
     """a's elements at the product of per-axis positions: (start, step, count), or a 1-D int64
     tessera array of positions along that axis (compress), in row-major order; reshaped."""

@@ -84,3 +84,18 @@ def test_boundary_condition_then_expression():
     x[:, -1] = 2.0
     np.testing.assert_array_equal(w.numpy(), x * 2 + 1)
     np.testing.assert_array_equal((u[1:-1, 1:-1] + 1).numpy(), x[1:-1, 1:-1] + 1)
+
+
+@pytest.mark.parametrize("split", [0, 1, (0, 1), None])
+def test_transpose(split):
+    x = values(SHAPE, np.float32)
+    a = ts.asarray(x, split=split)
+    np.testing.assert_array_equal(a.T.numpy(), x.T)
+    for axes in [(1, 0, 2), (2, 0, 1), (0, -1, 1)]:
+        np.testing.assert_array_equal(np.transpose(a, axes).numpy(), np.transpose(x, axes))
+        np.testing.assert_array_equal(a.transpose(*axes).numpy(), x.transpose(*axes))
+    assert a.transpose(0, 1, 2) is a
+    m = ts.asarray(x[:, :, 0], split=split if split != (0, 1) else 0)
+    np.testing.assert_array_equal(m.T.numpy(), x[:, :, 0].T)
+    with pytest.raises(ValueError, match="axes"):
+        np.transpose(a, (0, 0, 1))
