@@ -106,7 +106,9 @@ Report measure(const comm::ProcessGroup& g, const std::vector<Candidate>& c, con
       last_warm = timed(i, -1 - w);
       setup += last_warm;
     }
-    if (setup > 0 || warmups > 0) {
+    // Whether to agree is decided from what every rank has alike (the candidate, the settings),
+    // never from a rank's own clock: a rank that skipped the all-reduce would hang the others.
+    if (c[i].prepare || warmups > 0) {
       double v[3] = {last_warm, setup, prepared};
       g.all_reduce(v, 3, comm::ReduceOp::max);
       spent += v[1], r.setup_ms += v[2];
