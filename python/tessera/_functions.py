@@ -706,15 +706,9 @@ def nonzero(a):
     """The indices of the nonzero elements, one int64 array per axis (NumPy's), in row-major
     order: flatnonzero's global flat indices unravelled elementwise (balanced 1-D blocks)."""
     a = asarray(a)
+    from . import _slicing
     flat = flatnonzero(a)
-    if a.ndim == 1:
-        return (flat,)
-    strides = [int(np.prod(a.shape[d + 1:], dtype=np.int64)) for d in range(a.ndim)]
-    out = []
-    for d, (n, st) in enumerate(zip(a.shape, strides)):
-        i = flat // st if st > 1 else flat
-        out.append(i % n if d > 0 else i)
-    return tuple(out)
+    return (flat,) if a.ndim == 1 else tuple(_slicing.unravel(flat, a.shape))
 
 
 @implements(np.copy)

@@ -78,49 +78,36 @@ def _by_index(a, ranges, dropped):
     return gather_selection(a, [(start, step, count(start, stop, step)) for start, stop, step in ranges], dropped)
 
 
-def gather_permuted(a, perm):
-    """a with its axes in the order `perm` (NumPy's transpose), gathered by global flat index:
-    output element (c_0, ..) is a's element with index c_k along axis perm[k]; balanced row blocks."""
-    from . import _functions
-    out_shape = tuple(a.shape[p] for p in perm)
-    n = int(np.prod(out_shape, dtype=np.int64))
-    i = _functions.arange(n, dtype=np.int64, split=0, device=a.device)
-    flat = i * 0
-    for k, p in enumerate(perm):
-        inner = int(np.prod(out_shape[k + 1:], dtype=np.int64))
-        stride = int(np.prod(a.shape[p + 1:], dtype=np.int64))
-        if out_shape[k] == 1 or n == 0:
-            continue
+def unravel(i, shape):
+    """The row-major coordinates in `shape` of the flat positions i (an int64 tessera array), one
+    lazy int64 array per axis."""
+    for d, m in enumerate(shape):
+        inner = int(np.prod(shape[d + 1:], dtype=np.int64))
         c = i // inner if inner > 1 else i
-        c = c % out_shape[k] if k > 0 else c
-        flat = flat + c * stride
-    return _functions.reshape(_functions.take(a, flat), out_shape)
+        yield c % m if d > 0 else c
 
 
-def gather_selection(a, axes, dropped=()):
-    """a's elements at the product of per-axis positions: (start, step, count), or a 1-D int64
-    tessera array of positions along that axis (compress), in row-major order; reshaped."""
+def gather_permuted(a, perm):
+    """a with its axes in the order `perm` (NumPy's transpose): output axis k runs along a's
+    axis perm[k]; balanced row blocks."""
+    return gather_selection(a, [(0, 1, a.shape[p]) for p in perm], source=perm)
+
+
+def gather_selection(a, axes, dropped=(), source=None):
+    """a's elements at the product of per-axis positions, gathered by global flat index in
+    row-major order and reshaped: per output axis (start, step, count), or a 1-D int64 tessera
+    array of positions (compress), along a's axis source[k] (default: the same axis)."""
     from . import _functions
+    source = range(a.ndim) if source is None else source
     out_shape = tuple(x.shape[0] if isinstance(x, ndarray) else x[2] for x in axes)
     n = int(np.prod(out_shape, dtype=np.int64))
     i = _functions.arange(n, dtype=np.int64, split=0, device=a.device)
-    flat = None
-    for d, x in enumerate(axes):
-        inner = int(np.prod(out_shape[d + 1:], dtype=np.int64))
-        stride = int(np.prod(a.shape[d + 1:], dtype=np.int64))
-        c = i // inner if inner > 1 else i
-        c = c % out_shape[d] if d > 0 else c
-        if isinstance(x, ndarray):
-            term = _functions.take(x, c) * stride
-        elif out_shape[d] == 1 or n == 0:
-            term = x[0] * stride
-        else:
-            term = (c * x[1] + x[0]) * stride
-        flat = term if flat is None else flat + term
-    if not isinstance(flat, ndarray):  # every axis of extent 1
-        flat = i * 0 + flat
+    flat = i * 0
+    for x, c, p in zip(axes, unravel(i, out_shape), source):
+        stride = int(np.prod(a.shape[p + 1:], dtype=np.int64))
+        flat = flat + (_functions.take(x, c) if isinstance(x, ndarray) else c * x[1] + x[0]) * stride
     taken = _functions.take(a, flat)
-    kept = tuple(out_shape[d] for d in range(a.ndim) if d not in dropped)
+    kept = tuple(out_shape[d] for d in range(len(out_shape)) if d not in dropped)
     if not kept:
         return taken.numpy().reshape(())[()]
     return _functions.reshape(taken, kept) if kept != (n,) else taken
