@@ -102,9 +102,12 @@ void State::fail(const std::string& reason, bool abort_now) {
 
 std::string State::describe(const Call& c) const {
   std::ostringstream os;
-  os << c.op << " (" << c.count << " x " << dtype_name(c.type) << ") on a group of " << size
-     << " ranks, rank " << rank;
+  os << c.op << " (" << c.count << " x " << dtype_name(c.type) << ") on a " << describe();
   return os.str();
+}
+
+std::string State::describe() const {
+  return "group of " + std::to_string(size) + " ranks, rank " + std::to_string(rank);
 }
 
 std::string reduce_op_name(ReduceOp op) {

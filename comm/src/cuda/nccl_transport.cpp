@@ -333,7 +333,7 @@ void nccl_fail_every_group(const std::string& reason) {
       if (!c.st->failed.load() && std::find(groups.begin(), groups.end(), c.st) == groups.end()) groups.push_back(c.st);
   }
   for (State* st : groups)
-    st->fail("group of " + std::to_string(st->size) + " ranks, rank " + std::to_string(st->rank) + ": " + reason);
+    st->fail(st->describe() + ": " + reason);
 }
 
 void nccl_release(State& st) {

@@ -123,9 +123,7 @@ class Watchdog {
       // that is not a lost peer.
       if (st.failed.load()) continue;
       const auto oldest = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.st == &st; });
-      const std::string what = oldest != entries_.end() ? st.describe(oldest->call)
-                                                        : "group of " + std::to_string(st.size) + " ranks, rank " +
-                                                              std::to_string(st.rank);
+      const std::string what = oldest != entries_.end() ? st.describe(oldest->call) : st.describe();
       forget_locked(st);
       st.fail(what + ": " + f.error);
       if (first.empty()) first = what + ": " + f.error;

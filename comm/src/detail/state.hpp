@@ -72,6 +72,8 @@ struct ProcessGroup::State {
   void fail(const std::string& reason, bool abort_now = true);
   // "all_reduce (1024 x float32) on a group of 4 ranks, rank 2"
   std::string describe(const Call& c) const;
+  // "group of 4 ranks, rank 2" (failures not tied to one collective)
+  std::string describe() const;
 };
 
 namespace detail {

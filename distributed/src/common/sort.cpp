@@ -211,8 +211,7 @@ std::pair<distributed::Array<T, R>, distributed::Array<index_t, R>> sort_along(c
   const Layout<R> target = a.layout().with_halo({});
   std::pair<distributed::Array<T, R>, distributed::Array<index_t, R>> r;
   if constexpr (R == 1) {
-    auto sorted = sample_sort(a, with_index, fn);
-    r = {sorted.first, sorted.second};
+    r = sample_sort(a, with_index, fn);
   } else {
     const auto agreed = check_call<T, R>(fn, a.layout(), d, "axis", axis);
     r = sort_rows(a, axis, with_index);

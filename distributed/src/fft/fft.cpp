@@ -626,6 +626,11 @@ Options tuned(const Layout<R>& in, Device dev, Options o, std::string& described
       if (!e) e = std::make_shared<Engine<In, R>>(in, dev, opt);
       return e;
     };
+    // The bytes the transposes of `opt` exchange in all (the spectrum).
+    auto spectrum_bytes = [&](const Options& opt) {
+      return static_cast<std::uint64_t>(engine(opt)->last_stage().global_size()) *
+             sizeof(std::complex<typename RealOf<In>::type>);
+    };
     auto stage = [&](const std::vector<Options>& opts) {
       if (opts.size() < 2) return;
       std::vector<tune::Candidate> c;
@@ -680,9 +685,7 @@ Options tuned(const Layout<R>& in, Device dev, Options o, std::string& described
       if (g.device_transport(dev) == Transport::nccl) ts = {Transport::automatic, Transport::nccl, Transport::ipc, Transport::nccl_window};
       // What `auto` runs for the transposes is not timed twice: each is an exchange over the
       // whole group (a pencil's leaves the pairs outside a row or column empty) of the spectrum.
-      const std::size_t bytes = static_cast<std::size_t>(engine(best)->last_stage().global_size()) *
-                                sizeof(std::complex<typename RealOf<In>::type>);
-      std::erase(ts, distributed::detail::automatic_transport(g, dev, bytes));
+      std::erase(ts, distributed::detail::automatic_transport(g, dev, spectrum_bytes(best)));
       for (Transport t : ts) {
         Options c = best;
         c.transport = t == Transport::automatic ? std::nullopt : std::optional<Transport>(t);
@@ -691,8 +694,7 @@ Options tuned(const Layout<R>& in, Device dev, Options o, std::string& described
       stage(v);
     }
     if (free_chunks) {
-      const auto pair = static_cast<std::uint64_t>(engine(best)->last_stage().global_size()) *
-                        sizeof(std::complex<typename RealOf<In>::type>) / (static_cast<std::uint64_t>(P) * P);
+      const auto pair = spectrum_bytes(best) / (static_cast<std::uint64_t>(P) * P);
       const int r = set.fft_chunks_for(dev.is_cuda(), pair);
       std::vector<Options> v{best};
       for (int k : {r / 2, r * 2})
