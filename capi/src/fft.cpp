@@ -181,4 +181,39 @@ tessera_status tessera_fft_execute_new(tessera_fft_plan p, tessera_fft_direction
   });
 }
 
+tessera_status tessera_fft_along(tessera_array in, tessera_fft_type type, tessera_fft_direction direction, int naxes,
+                                 const int* axes, int64_t n, tessera_fft_norm norm, tessera_array* out) {
+  return guard("tessera_fft_along", [&] {
+    need(out, "out");
+    if (naxes < 1 || !axes) throw InvalidArgument("naxes " + std::to_string(naxes) + ": needs at least one axis");
+    auto x = get_array(in, "in");
+    const std::vector<int> ax(axes, axes + naxes);
+    const bool forward = is_forward(direction);
+    const fft::Norm nm = to_norm(norm);
+    const bool complex_in = is_complex_dtype(x->dtype);
+    const bool c2c = type == TESSERA_FFT_C2C, r2c = type == TESSERA_FFT_R2C, c2r = type == TESSERA_FFT_C2R;
+    if (!c2c && !r2c && !c2r)
+      throw InvalidArgument("type " + std::to_string(static_cast<int>(type)) + " is not a tessera_fft_type");
+    if ((r2c && !forward) || (c2r && forward))
+      throw InvalidArgument(std::string(r2c ? "an R2C" : "a C2R") + " transform runs " + (r2c ? "forward" : "backward") +
+                            " only");
+    if ((c2c || c2r) != complex_in || x->dtype == TESSERA_I32 || x->dtype == TESSERA_I64 || x->dtype == TESSERA_BOOL)
+      throw DtypeMismatch(std::string("tessera_fft_along: ") + (r2c ? "an R2C" : c2r ? "a C2R" : "a C2C") +
+                          " transform takes a " + (r2c ? "real" : "complex") + " floating array, got " +
+                          dtype_name(x->dtype));
+    before(*x);
+    *out = dispatch(x->dtype, x->ndim, [&]<class T, int R>() -> tessera_array {
+      if constexpr (std::is_integral_v<T> || std::is_same_v<T, bool>) {
+        throw InvalidArgument("unreachable");  // rejected above
+      } else if constexpr (fft::detail::IsComplex<T>::value) {
+        using Real = typename T::value_type;
+        if (c2c) return wrap(fft::fft_along(typed<T, R>(*x), ax, forward, nm), *x);
+        return wrap(fft::irfft_along<Real, R>(typed<T, R>(*x), ax, n, nm), *x);
+      } else {
+        return wrap(fft::rfft_along(typed<T, R>(*x), ax, nm), *x);
+      }
+    });
+  });
+}
+
 }  // extern "C"

@@ -364,6 +364,20 @@ void run_string_kernel(const std::string& in_params, const std::string& out_para
   });
 }
 
+// A reduction kernel along the last axis of this rank's blocks (held whole): `args` as
+// run_string_kernel's, the inputs then the outputs (extent 1 along the last axis). Not collective.
+void run_reduction_rows(const std::vector<std::string>& code, const std::vector<py::tuple>& args) {
+  auto v = kernel_args(args);
+  guarded("ReductionKernel", [&] {
+    const local::ReductionKernel k(code.at(0), code.at(1), code.at(2), code.at(3), code.at(4), code.at(5), code.at(6),
+                                   code.at(7));
+    const Device d = runtime_device();
+    for (auto& a : v)
+      if (!a.scalar) a.device = d;
+    k.run_args(std::move(v), true);
+  });
+}
+
 // A reduction kernel (CuPy's ReductionKernel) over the inputs `args` (as run_string_kernel's),
 // distributed arrays of the layout of array `like` and scalars: every rank's partials, one
 // all-gather, post_map into one element per output (types `out_dtypes`, tessera_dtype codes).
@@ -672,6 +686,7 @@ PYBIND11_MODULE(_tessera, m) {
   m.def("axis_all_reduce", &axis_all_reduce);
   m.def("run_string_kernel", &run_string_kernel);
   m.def("run_reduction_kernel", &run_reduction_kernel);
+  m.def("run_reduction_rows", &run_reduction_rows);
   m.def("fill_random", &fill_random);
   py::class_<JitPlan, std::shared_ptr<JitPlan>>(m, "JitPlan")
       .def(py::init<const std::vector<std::array<int, 6>>&, int, const std::vector<int64_t>&, const std::vector<int64_t>&,
@@ -725,6 +740,14 @@ PYBIND11_MODULE(_tessera, m) {
     call([&] {
       return tessera_fft_execute_new({plan}, static_cast<tessera_fft_direction>(direction), {in},
                                      static_cast<tessera_fft_norm>(norm), &out);
+    });
+    return out.id;
+  });
+  m.def("fft_along", [](std::uint64_t in, int type, int direction, std::vector<int> axes, std::int64_t n, int norm) {
+    tessera_array out{};
+    call([&] {
+      return tessera_fft_along({in}, static_cast<tessera_fft_type>(type), static_cast<tessera_fft_direction>(direction),
+                               static_cast<int>(axes.size()), axes.data(), n, static_cast<tessera_fft_norm>(norm), &out);
     });
     return out.id;
   });

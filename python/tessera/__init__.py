@@ -34,10 +34,10 @@ from ._errors import (Busy, BackendUnavailable,  # noqa: E402
                       LayoutMismatch, OutOfMemory, ShapeMismatch, TesseraError)
 from ._runtime import Runtime, finalize, init, runtime
 from ._array import ndarray
-from ._functions import (all, any, arange, argmax, argmin, argsort, asarray, bincount, compress, copy, cumprod,
-                         cumsum, dot, empty, flatnonzero, from_shards, full, full_like, histogram, linspace, matmul,
-                         max, mean, min, nonzero, norm, ones, ones_like, prod, put, ravel, sort, std, sum, take, var,
-                         where, zeros, zeros_like)
+from ._functions import (all, any, arange, argmax, argmin, argsort, asarray, bincount, broadcast_to, compress, copy,
+                         cumprod, cumsum, dot, empty, flatnonzero, from_shards, full, full_like, histogram, linspace,
+                         matmul, max, mean, min, nonzero, norm, ones, ones_like, prod, put, ravel, reshape, sort, std,
+                         sum, take, transpose, var, where, zeros, zeros_like)
 from ._kernels import ElementwiseKernel, ReductionKernel
 from . import fft, io, linalg, random
 from ._tessera import version as _version

@@ -125,7 +125,9 @@ def _operator(ufunc, reflected=False):
     def method(self, other):
         if type(other) is not ndarray:
             return self._binary(ufunc, other, reflected)
-        if other._key is not self._key or self._key is None or other.shape != self.shape or other.device != self.device:
+        if other.shape != self.shape:
+            return self._binary(ufunc, other, reflected)
+        if other._key is not self._key or self._key is None or other.device != self.device:
             check_compatible(self, other)
         a = self._expr if self._expr is not None else _expr.Leaf(self)
         b = other._expr if other._expr is not None else _expr.Leaf(other)
@@ -327,7 +329,7 @@ class ndarray(_Shaped):
     # ---- layout changes and halos (collective) ----
     def resplit(self, split, grid=None):
         """The array redistributed to `split` (an axis, a tuple of axes or None: replicated)."""
-        periodic = self._key[5] if self._key else False
+        periodic = self._key[5] if self._key and self._key[0] == "block" else False
         key = block_key(self._rt, self.shape, split, grid, self.halo, periodic)
         out = ndarray(self._rt, key, self.dtype, self.device)
         _tessera.redistribute(self._handle(), out._id)
@@ -357,17 +359,48 @@ class ndarray(_Shaped):
             return _expr.Const(other[()] if isinstance(other, np.ndarray) else other)
         return None
 
+    def _broadcast_with(self, other):
+        """(self, other) brought to one shape and layout where NumPy would broadcast them: the
+        smaller operand is materialized on the larger one's layout (a new array split along the
+        broadcast shape's longest axis when neither is as large as the result). Scalars and
+        operands of self's shape come back as they are; other objects are left to _operand."""
+        shape = getattr(other, "shape", None)
+        if not isinstance(other, (ndarray, np.ndarray)) or shape == () or (isinstance(other, ndarray)
+                                                                           and shape == self.shape):
+            return self, other
+        if isinstance(other, np.ndarray) and self.device != "host":
+            raise DeviceMismatch(f"a NumPy operand for an array on {self.device} (rank {self._rt.rank}): "
+                                 f"tessera.asarray(x, device=...) moves it explicitly")
+        try:
+            full = tuple(np.broadcast_shapes(self.shape, shape))
+        except ValueError:
+            raise ShapeMismatch(f"operands could not be broadcast together with shapes {self.shape} {shape} "
+                                f"(rank {self._rt.rank})") from None
+        from . import _functions
+        if full == self.shape:
+            return self, _functions.broadcast_like(other, self)
+        if isinstance(other, ndarray) and full == other.shape:
+            return _functions.broadcast_like(self, other), other
+        like = _functions.empty(full, dtype=self.dtype, split=_functions.split_for(self, full), device=self.device)
+        return _functions.broadcast_like(self, like, like), _functions.broadcast_like(other, like)
+
     def _binary(self, ufunc, other, reflected=False):
-        o = self._operand(other)
+        me, other = self._broadcast_with(other)
+        o = me._operand(other)
         if o is None:
             return NotImplemented
-        args = [o, self._as_expr()] if reflected else [self._as_expr(), o]
-        return _from_expr(self, _expr.node(ufunc, args))
+        args = [o, me._as_expr()] if reflected else [me._as_expr(), o]
+        return _from_expr(me, _expr.node(ufunc, args))
 
     def _unary(self, ufunc):
         return _from_expr(self, _expr.node(ufunc, [self._as_expr()]))
 
     def _inplace(self, ufunc, other):
+        if isinstance(other, (ndarray, np.ndarray)) and other.shape not in (self.shape, ()):
+            me, other = self._broadcast_with(other)
+            if me is not self:
+                raise ShapeMismatch(f"non-broadcastable output operand with shape {self.shape} doesn't match the "
+                                    f"broadcast shape {me.shape} (rank {self._rt.rank})")
         o = self._operand(other)
         if o is None:
             return NotImplemented
@@ -460,13 +493,18 @@ class ndarray(_Shaped):
             return _functions.matmul(*inputs)
         if method != "__call__" or kwargs or ufunc not in _expr.UFUNCS:
             return NotImplemented
+        me = self
+        if len(inputs) == 2:  # operands of different shapes broadcast as NumPy's
+            i = 0 if inputs[0] is self else 1
+            me, other = self._broadcast_with(inputs[1 - i])
+            inputs = (me, other) if i == 0 else (other, me)
         args = []
         for x in inputs:
-            e = self._operand(x) if x is not self else self._as_expr()
+            e = me._operand(x) if x is not me else me._as_expr()
             if e is None:
                 return NotImplemented
             args.append(e)
-        result = _from_expr(self, _expr.node(ufunc, args))
+        result = _from_expr(me, _expr.node(ufunc, args))
         if out is None:
             return result
         target = out[0] if isinstance(out, tuple) else out

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _dtypes, _expr, _runtime, _tessera
 from ._array import DEVICE, HOST, Broadcast, block_key, check_shape, from_handle, ndarray, normalize_axis, _from_expr
-from ._errors import DtypeMismatch
+from ._errors import DeviceMismatch, DtypeMismatch
 
 HANDLED = {}
 _SUM, _PROD, _MIN, _MAX, _NORM2 = 0, 1, 2, 3, 4  # tessera_reduce_op
@@ -524,26 +524,158 @@ def take(a, indices):
     return from_handle(a._rt, _tessera.take(a._handle(), idx._handle()), a)
 
 
+def split_for(a, shape):
+    """The axis to split an array of `shape` that a broadcasts into: a's own split axis where it
+    is whole there, else the longest axis."""
+    if isinstance(a.split, int) and a.split >= len(shape) - a.ndim:
+        axis = a.split + len(shape) - a.ndim
+        if shape[axis] == a.shape[a.split]:
+            return axis
+    return builtins.max(range(len(shape)), key=lambda d: shape[d])
+
+
+def broadcast_like(x, like, out=None):
+    """x (a NumPy or tessera array) broadcast to like's shape, on like's layout and device (a new
+    array of x's dtype). A NumPy array (the same on every rank): each rank writes its block. A
+    tessera array: replicated to every rank where that moves no more than the broadcast result
+    (x small against it), else gathered by global flat index (one take) and redistributed."""
+    out = zeros_like(like, x.dtype) if out is None else out
+    if isinstance(x, np.ndarray):
+        _write_block(out, np.broadcast_to(x, like.shape)[out.block])
+        return out
+    if x.device != like.device:
+        raise DeviceMismatch(f"operands on {x.device} and {like.device} (rank {x._rt.rank}): move one with .to()")
+    if x.size * x._rt.size <= like.size:
+        _write_block(out, np.broadcast_to(x.numpy(), like.shape)[out.block])
+        return out
+    from . import _slicing
+    lead = like.ndim - x.ndim
+    i = arange(like.size, dtype=np.int64, split=0, device=like.device)
+    flat = i * 0
+    for d, c in enumerate(_slicing.unravel(i, like.shape)):
+        j = d - lead
+        if j >= 0 and x.shape[j] != 1:
+            flat = flat + c * int(np.prod(x.shape[j + 1:], dtype=np.int64))
+    taken = take(x, flat)
+    rows = reshape(taken, like.shape) if like.ndim > 1 else taken
+    _tessera.redistribute(rows._handle(), out._handle())
+    return out
+
+
+@implements(np.broadcast_to)
+def broadcast_to(array, shape, subok=False):
+    """NumPy's broadcast_to as a new distributed array (NumPy's is a read-only view; tessera's
+    blocks hold the values): split along a's split axis where that stays whole, else the longest."""
+    a = asarray(array)
+    shape = check_shape(shape)
+    try:
+        if tuple(np.broadcast_shapes(a.shape, shape)) != shape:
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"operands could not be broadcast together with remapped shapes [original->remapped]: "
+                         f"{a.shape} and requested shape {shape}") from None
+    if shape == a.shape:
+        return a.copy()
+    out = empty(shape, dtype=a.dtype, split=split_for(a, shape), device=a.device)
+    return broadcast_like(a, out, out)
+
+
+_EDGES_PER_PASS = 32  # comparisons fused into one expression when binning by explicit edges
+
+
+def _uniform(edges):
+    """Whether explicit edges are numpy.linspace's over their range (the histogram's own bins)."""
+    return edges.size >= 2 and np.array_equal(edges, np.linspace(edges[0], edges[-1], edges.size))
+
+
+def _bin_keys(a, edges):
+    """Per element of a (flattened) the index of its bin among explicit `edges` (NumPy's: half-open
+    bins, the last closed), -1 outside them or for NaN: an int64 array. The comparisons with the
+    interior edges are summed in fused passes of _EDGES_PER_PASS."""
+    x = ravel(a)
+    x = x if x._key is not None and x._key[0] == "block" else x.resplit(0)
+    key = zeros_like(x, np.int64)
+    inner = edges[1:-1]
+    for i in builtins.range(0, inner.size, _EDGES_PER_PASS):
+        e = None
+        for edge in inner[i:i + _EDGES_PER_PASS]:
+            t = (x >= edge).astype(np.int64)
+            e = t if e is None else e + t
+        key[...] = key + e
+    inside = (x >= edges[0]) & (x <= edges[-1])
+    return where(inside, key, -1)
+
+
+def _weighted_counts(keys, weights, n):
+    """Per key 0..n-1 the sum of the weights of the elements holding it (float64, a NumPy array
+    on every rank); keys outside [0, n) count for nothing. The keys are sorted carrying their
+    weights (one distributed sort), the weights summed in that order (a prefix sum), and each
+    bin's sum is the prefix sums' difference across it (bin ends from the keys' histogram)."""
+    if keys.size == 0:
+        return np.zeros(n, dtype=np.float64)
+    order = argsort(keys)
+    prefix = cumsum(take(weights.astype(np.float64), order))
+    below = int(sum(keys < 0))
+    counts = np.asarray(_tessera.histogram(keys._handle(), int(n), -0.5, n - 0.5), dtype=np.int64)
+    ends = below + np.concatenate(([0], np.cumsum(counts)))
+    at = take(prefix, np.maximum(ends - 1, 0)).numpy()
+    at[ends == 0] = 0.0
+    return np.diff(at)
+
+
 @implements(np.histogram)
-def histogram(a, bins=10, range=None):
-    """NumPy's histogram of the whole array: (counts, edges), NumPy arrays on every rank."""
+def histogram(a, bins=10, range=None, density=None, weights=None):
+    """NumPy's histogram of the whole array: (counts, edges), NumPy arrays on every rank. A number
+    of bins: the distributed histogram kernel; explicit edges: each element's bin from fused
+    comparisons, then counted (or weighted) as bincount does."""
     a = asarray(a)
-    if not isinstance(bins, (int, np.integer)):
-        raise NotImplementedError("tessera.histogram takes a number of bins (not explicit edges) so far")
-    lo, hi = (float(min(a)), float(max(a))) if range is None else (float(range[0]), float(range[1]))
-    if lo == hi:
-        lo, hi = lo - 0.5, hi + 0.5
-    counts = np.asarray(_tessera.histogram(a._handle(), int(bins), lo, hi), dtype=np.int64)
-    return counts, np.linspace(lo, hi, int(bins) + 1)
+    if isinstance(bins, (int, np.integer)):
+        lo, hi = (float(min(a)), float(max(a))) if range is None else (float(range[0]), float(range[1]))
+        if lo > hi:
+            raise ValueError("max must be larger than min in range parameter.")
+        if lo == hi:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = np.linspace(lo, hi, builtins.max(int(bins), 0) + 1)
+    else:
+        if range is not None:
+            pass  # NumPy ignores range= when the edges are given
+        edges = np.asarray(bins, dtype=np.float64)
+        if edges.ndim != 1 or edges.size < 2:
+            raise ValueError("`bins` must be 1d, when an array")
+        if np.any(np.diff(edges) < 0):
+            raise ValueError("`bins` must increase monotonically, when an array")
+    if weights is None and isinstance(bins, (int, np.integer)):
+        counts = np.asarray(_tessera.histogram(a._handle(), int(bins), lo, hi), dtype=np.int64)
+    elif weights is None and _uniform(edges):
+        counts = np.asarray(_tessera.histogram(a._handle(), edges.size - 1, float(edges[0]), float(edges[-1])),
+                            dtype=np.int64)
+    else:
+        keys = _bin_keys(a, edges)
+        if weights is None:
+            counts = np.asarray(_tessera.histogram(keys._handle(), edges.size - 1, -0.5, edges.size - 1.5),
+                                dtype=np.int64)
+        else:
+            counts = _weighted_counts(keys, _weights_like(weights, a), edges.size - 1)
+    if density:
+        return counts / np.diff(edges) / counts.sum(), edges
+    return counts, edges
+
+
+def _weights_like(weights, a, mismatch="weights should have the same shape as a."):
+    """weights (a's shape, else ValueError(mismatch)) flattened."""
+    w = weights if isinstance(weights, ndarray) else asarray(np.asarray(weights), device=a.device,
+                                                              split=0 if np.ndim(weights) else None)
+    if w.shape != a.shape:
+        raise ValueError(mismatch)
+    return ravel(w)  # (take finds the weights by global position: any layout)
 
 
 @implements(np.bincount)
 def bincount(x, weights=None, minlength=0):
-    """NumPy's bincount of a 1-D array of non-negative integers: the count of each value, a NumPy
-    array on every rank (the distributed histogram of unit bins centred on the integers)."""
+    """NumPy's bincount of a 1-D array of non-negative integers: the count (or the weights' sum)
+    of each value, a NumPy array on every rank. Counts: the distributed histogram of unit bins
+    centred on the integers; weights: a distributed sort of the values carrying them."""
     x = asarray(x)
-    if weights is not None:
-        raise NotImplementedError("tessera.bincount counts (weights= is not in tessera yet)")
     if x.ndim != 1:
         raise ValueError("object too deep for desired array (bincount takes a 1-D array)")
     if x.dtype.kind not in "biu":
@@ -555,6 +687,10 @@ def bincount(x, weights=None, minlength=0):
     if x.size and int(min(x)) < 0:
         raise ValueError("'list' argument must have no negative elements")
     n = builtins.max(int(minlength), int(max(x)) + 1 if x.size else 0)
+    if weights is not None:
+        keys = x.astype(np.int64) if x._key is not None and x._key[0] == "block" else x.resplit(0).astype(np.int64)
+        w = _weights_like(weights, x, "The weights and list don't have the same length.")
+        return _weighted_counts(keys, w, n) if n else np.zeros(0, dtype=np.float64)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     return np.asarray(_tessera.histogram(x._handle(), n, -0.5, n - 0.5), dtype=np.int64)
@@ -565,7 +701,12 @@ def ravel(a):
     """The array flattened (row-major) to 1-D: a new distributed array (no copy where the rows are
     already split over a 1-D grid)."""
     a = asarray(a)
-    return a if a.ndim == 1 else from_handle(a._rt, _tessera.ravel(a._handle()), a)
+    if a.ndim == 1:
+        return a
+    out = from_handle(a._rt, _tessera.ravel(a._handle()), a)
+    if out._id is not None and _tessera.array_info(out._id)[0] == _tessera.array_info(a._id)[0]:
+        out._keep = a  # a view of a's shard (a host shard is a's NumPy memory): a lives as long
+    return out
 
 
 def _new_shape(newshape, size):

@@ -7,7 +7,7 @@ expressions."""
 import numpy as np
 
 from . import _dtypes, _tessera
-from ._array import check_compatible, in_elements, ndarray, run_ordered
+from ._array import block_key, check_compatible, in_elements, ndarray, run_ordered
 from ._errors import BackendUnavailable
 
 _CONCRETE = {"bool": np.bool_, "int32": np.int32, "int64": np.int64, "float32": np.float32, "float64": np.float64,
@@ -112,7 +112,9 @@ class ReductionKernel:
     _in_ind.size()) writes each output; `reduce_type` is the type of a and b (default: the first
     output's).
     k(inputs...) reduces over every element of the distributed inputs (axis=None) and returns the
-    outputs as NumPy scalars, the same on every rank (one all-gather of each rank's partials)."""
+    outputs as NumPy scalars, the same on every rank (one all-gather of each rank's partials).
+    k(inputs..., axis=a, keepdims=False) reduces along an axis or a tuple of axes and returns
+    distributed arrays (n_reduced: the elements per output)."""
 
     def __init__(self, in_params, out_params, map_expr, reduce_expr, post_map_expr, identity,
                  name="tessera_reduction", reduce_type=None):
@@ -124,22 +126,69 @@ class ReductionKernel:
             raise ValueError("a ReductionKernel needs at least one output parameter")
 
     def __call__(self, *args, axis=None, keepdims=False):
-        if axis is not None or keepdims:
-            raise NotImplementedError(f"tessera.ReductionKernel '{self.name}' reduces every element (axis=None, "
-                                      f"keepdims=False) so far")
         if len(args) != len(self._ins):
             raise TypeError(f"Wrong number of arguments for '{self.name}': {len(self._ins)} inputs, {len(args)} "
                             f"given (the outputs are returned)")
         like = _common_layout(self.name, args)
-        arrays = [a for a in args if isinstance(a, ndarray)]
+        axes = tuple(range(like.ndim)) if axis is None else _reduced_axes(axis, like.ndim)
         if like.device == "host":
             raise BackendUnavailable(f"tessera.ReductionKernel '{self.name}' runs on GPU arrays (the runtime kernel "
                                      f"compiler); on host arrays write the reduction with NumPy's functions")
         dtypes = _output_dtypes(self._ins, self._outs, self.name, args)
+        if len(axes) < like.ndim:
+            return _result(self._along_axes(args, like, axes, dtypes, keepdims))
+        values = self._whole(args, like, dtypes)
+        if keepdims:
+            from ._functions import full
+            values = [full((1,) * like.ndim, v, dtype=d, device=like.device) for v, d in zip(values, dtypes)]
+        return _result(values)
+
+    def _whole(self, args, like, dtypes):
+        """Every element reduced: NumPy scalars, the same on every rank."""
+        arrays = [a for a in args if isinstance(a, ndarray)]
         packed = [ElementwiseKernel._pack(a) for a in args]
         foreign = [a._id for a in arrays if a._foreign]
         out = []
         run_ordered(foreign, lambda: out.extend(_tessera.run_reduction_kernel(
             self._code, like._id, packed, [_dtypes.code(d) for d in dtypes])))
-        values = [np.frombuffer(b, dtype=d)[0] for b, d in zip(out, dtypes)]
-        return values[0] if len(values) == 1 else tuple(values)
+        return [np.frombuffer(b, dtype=d)[0] for b, d in zip(out, dtypes)]
+
+    def _along_axes(self, args, like, axes, dtypes, keepdims):
+        """Reduced along `axes`: the arrays' reduced axes moved last (one gather by index where they
+        are not last already) and joined into one, the rows held whole by every rank (balanced row
+        blocks of the kept axes), then each rank's rows reduced by the kernel's row form."""
+        from . import _functions
+        kept = [d for d in range(like.ndim) if d not in axes]
+        perm = kept + list(axes)
+        kept_shape = tuple(like.shape[d] for d in kept)
+        row = int(np.prod([like.shape[d] for d in axes], dtype=np.int64))
+        target = block_key(like._rt, kept_shape + (row,), 0)
+        moved = []
+        for a in args:
+            if not isinstance(a, ndarray):
+                moved.append(a)
+                continue
+            m = _functions.transpose(a, perm) if perm != list(range(like.ndim)) else a
+            if m.shape != target[1]:
+                m = _functions.reshape(m, target[1])
+            if m._key is None or m._key[:4] != target[:4]:
+                m = m.resplit(0)
+            moved.append(m)
+        rows = next(m for m in moved if isinstance(m, ndarray))
+        out_key = ("block", kept_shape + (1,), target[2], target[3], (0,) * (len(kept) + 1), target[5])
+        outs = [ndarray(like._rt, out_key, d, like.device) for d in dtypes]
+        if 0 not in rows._view(False)[1]:
+            packed = [ElementwiseKernel._pack(a) for a in moved + outs]
+            foreign = [a._id for a in args if isinstance(a, ndarray) and a._foreign]
+            run_ordered(foreign, _tessera.run_reduction_rows, self._code, packed)
+        shape = tuple(1 if d in axes else like.shape[d] for d in range(like.ndim)) if keepdims else kept_shape
+        return [_functions.reshape(o, shape) for o in outs]
+
+
+def _reduced_axes(axis, ndim):
+    from ._array import normalize_axis
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    axes = tuple(sorted(normalize_axis(a, ndim) for a in axes))
+    if len(set(axes)) != len(axes):
+        raise ValueError("duplicate value in 'axis'")
+    return axes

@@ -5,24 +5,31 @@ one redistribute balances them. Selections the blocks cannot cut in order (negat
 integer on a split axis) gather their elements by global flat index instead (take), reshaped. Assigning
 a[key] = value writes a scalar (or a NumPy array of the selection's shape) into the part of the
 selection each rank holds. The same on the host and on GPUs (the C API's boxes of a block)."""
+import builtins
+
 import numpy as np
 
 from . import _dtypes, _tessera
 from ._array import DEVICE, HOST, ndarray
 
 
-def normalize(key, shape):
-    """Per axis (start, stop, step) of the selection and the axes an integer index removes."""
+def expand(key, ndim):
+    """The key as a tuple of one entry per axis (Ellipsis and missing trailing axes as ':')."""
     if not isinstance(key, tuple):
         key = (key,)
-    if sum(k is Ellipsis for k in key) > 1:
+    if builtins.sum(k is Ellipsis for k in key) > 1:
         raise IndexError("an index can only have a single ellipsis ('...')")
-    if Ellipsis in key:
-        i = key.index(Ellipsis)
-        key = key[:i] + (slice(None),) * (len(shape) - len(key) + 1) + key[i + 1:]
-    if len(key) > len(shape):
-        raise IndexError(f"too many indices for array: array is {len(shape)}-dimensional, but {len(key)} were indexed")
-    key = key + (slice(None),) * (len(shape) - len(key))
+    if builtins.any(k is Ellipsis for k in key):
+        i = next(j for j, k in enumerate(key) if k is Ellipsis)
+        key = key[:i] + (slice(None),) * (ndim - len(key) + 1) + key[i + 1:]
+    if len(key) > ndim:
+        raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but {len(key)} were indexed")
+    return key + (slice(None),) * (ndim - len(key))
+
+
+def normalize(key, shape):
+    """Per axis (start, stop, step) of the selection and the axes an integer index removes."""
+    key = expand(key, len(shape))
     ranges, dropped = [], []
     for axis, (k, n) in enumerate(zip(key, shape)):
         if isinstance(k, (int, np.integer)) and not isinstance(k, bool):
@@ -93,10 +100,11 @@ def gather_permuted(a, perm):
     return gather_selection(a, [(0, 1, a.shape[p]) for p in perm], source=perm)
 
 
-def gather_selection(a, axes, dropped=(), source=None):
-    """a's elements at the product of per-axis positions, gathered by global flat index in
-    row-major order and reshaped: per output axis (start, step, count), or a 1-D int64 tessera
-    array of positions (compress), along a's axis source[k] (default: the same axis)."""
+def flat_positions(a, axes, source=None):
+    """The global flat indices in a of the product of per-axis positions, in row-major order of
+    the selection: (a 1-D int64 tessera array on balanced blocks, the selection's shape). Per
+    output axis (start, step, count), or a 1-D int64 tessera array of positions, along a's axis
+    source[k] (default: the same axis)."""
     from . import _functions
     source = range(a.ndim) if source is None else source
     out_shape = tuple(x.shape[0] if isinstance(x, ndarray) else x[2] for x in axes)
@@ -106,15 +114,140 @@ def gather_selection(a, axes, dropped=(), source=None):
     for x, c, p in zip(axes, unravel(i, out_shape), source):
         stride = int(np.prod(a.shape[p + 1:], dtype=np.int64))
         flat = flat + (_functions.take(x, c) if isinstance(x, ndarray) else c * x[1] + x[0]) * stride
+    return flat, out_shape
+
+
+def gather_selection(a, axes, dropped=(), source=None):
+    """a's elements at the product of per-axis positions (see flat_positions), gathered by global
+    flat index in row-major order and reshaped."""
+    from . import _functions
+    flat, out_shape = flat_positions(a, axes, source)
     taken = _functions.take(a, flat)
     kept = tuple(out_shape[d] for d in range(len(out_shape)) if d not in dropped)
     if not kept:
         return taken.numpy().reshape(())[()]
-    return _functions.reshape(taken, kept) if kept != (n,) else taken
+    return _functions.reshape(taken, kept) if kept != (flat.size,) else taken
+
+
+def _is_index_array(k):
+    return isinstance(k, (ndarray, np.ndarray, list))
+
+
+def _mask_of(a, key):
+    """The boolean mask when key is one boolean array of a's whole shape (n-D), else None."""
+    k = key[0] if isinstance(key, tuple) and len(key) == 1 else key
+    if not isinstance(k, (ndarray, np.ndarray, list)) or a.ndim == 1:
+        return None
+    kind = k.dtype if isinstance(k, (ndarray, np.ndarray)) else np.asarray(k).dtype
+    if kind != np.bool_ or len(k.shape if hasattr(k, "shape") else np.shape(k)) != a.ndim:
+        return None
+    shape = tuple(k.shape) if hasattr(k, "shape") else np.shape(k)
+    if shape != a.shape:
+        d = next(i for i, (m, n) in enumerate(zip(shape, a.shape)) if m != n)
+        raise IndexError(f"boolean index did not match indexed array along axis {d}; size of axis is {a.shape[d]} "
+                         f"but size of corresponding boolean axis is {shape[d]}")
+    if isinstance(k, ndarray):
+        return k
+    from . import _functions
+    m = _functions.zeros_like(a, np.bool_)
+    _functions._write_block(m, np.asarray(k)[m.block])
+    return m
+
+
+def _positions(a, k, axis):
+    """An index array along `axis` as 1-D int64 tessera positions (negative ones wrapped, bounds
+    checked; a boolean array: where it is true) and the index's shape."""
+    from . import _functions
+    n = a.shape[axis]
+    if not isinstance(k, ndarray):
+        k = np.asarray(k)
+        if k.dtype == np.bool_:
+            if k.ndim != 1 or k.shape[0] != n:
+                raise IndexError(f"boolean index did not match indexed array along axis {axis}; size of axis is {n} "
+                                 f"but size of corresponding boolean axis is {k.shape[0] if k.ndim else 0}")
+            k = np.flatnonzero(k)
+        elif k.size == 0:
+            k = k.astype(np.int64)
+        elif k.dtype.kind not in "iu":
+            raise IndexError("arrays used as indices must be of integer (or boolean) type")
+        if k.size and (k.max() >= n or k.min() < -n):
+            bad = k.max() if k.max() >= n else k.min()
+            raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
+        shape = k.shape
+        return _functions.asarray(np.ascontiguousarray((k % n if n else k).ravel(), dtype=np.int64), split=0,
+                                  device=a.device), shape
+    if k.device != a.device:
+        raise IndexError(f"an index array on {k.device} for an array on {a.device}: move it with .to()")
+    if k.dtype == np.bool_:
+        if k.ndim != 1 or k.shape[0] != n:
+            raise IndexError(f"boolean index did not match indexed array along axis {axis}; size of axis is {n} "
+                             f"but size of corresponding boolean axis is {k.shape[0]}")
+        p = _functions.flatnonzero(k)
+        return p, p.shape
+    if k.dtype.kind not in "iu":
+        raise IndexError("arrays used as indices must be of integer (or boolean) type")
+    if k.size:
+        hi, lo = int(_functions.max(k)), int(_functions.min(k))
+        if hi >= n or lo < -n:
+            raise IndexError(f"index {hi if hi >= n else lo} is out of bounds for axis {axis} with size {n}")
+    flat = _functions.ravel(k)
+    p = flat.astype(np.int64) + (flat < 0).astype(np.int64) * n
+    if p._key is None or p._key[0] != "block":
+        p = p.resplit(0)
+    return p, k.shape
+
+
+def _advanced(a, key):
+    """For a key with one index array (NumPy's advanced indexing with a single array): the
+    selection (per output axis (start, step, count) or positions), the axes of a they run along,
+    the dropped output axes and the result's shape. None for a basic key."""
+    entries = expand(key, a.ndim)
+    arrays = [d for d, k in enumerate(entries) if _is_index_array(k)]
+    if not arrays:
+        return None
+    if len(arrays) > 1:
+        raise NotImplementedError("tessera indexes with one index array at a time (NumPy broadcasts several "
+                                  "together); index one axis, then the next")
+    ax = arrays[0]
+    positions, index_shape = _positions(a, entries[ax], ax)
+    ranges, dropped = normalize(entries[:ax] + (slice(None),) + entries[ax + 1:], a.shape)
+    sel = [(st, sp, count(st, so, sp)) for st, so, sp in ranges]
+    sel[ax] = positions
+    # Integers are advanced indices too: apart from the array (a slice between them), NumPy puts
+    # the index's axes first.
+    advanced = sorted(set(dropped) | {ax})
+    order = list(range(a.ndim))
+    if advanced != list(range(advanced[0], advanced[-1] + 1)):
+        order = [ax] + [d for d in range(a.ndim) if d != ax]
+    shape = []
+    for d in order:
+        if d == ax:
+            shape += list(index_shape)
+        elif d not in dropped:
+            shape.append(sel[d][2])
+    drop_at = tuple(i for i, d in enumerate(order) if d in dropped)
+    return [sel[d] for d in order], order, drop_at, tuple(shape)
+
+
+def _advanced_get(a, adv):
+    from . import _functions
+    sel, order, _, shape = adv
+    flat, _ = flat_positions(a, sel, source=order)
+    taken = _functions.take(a, flat)
+    if not shape:
+        return taken.numpy().reshape(())[()]
+    return taken if shape == (flat.size,) else _functions.reshape(taken, shape)
 
 
 def get(a, key):
     _check(a)
+    mask = _mask_of(a, key)
+    if mask is not None:
+        from . import _functions
+        return _functions.compress(mask, a)
+    adv = _advanced(a, key)
+    if adv is not None:
+        return _advanced_get(a, adv)
     ranges, dropped = normalize(key, a.shape)
     if any(r[2] < 0 for r in ranges) or (dropped and any(a._key[2][ax] >= 0 for ax in dropped)):
         return _by_index(a, ranges, dropped)
@@ -164,28 +297,82 @@ def get(a, key):
 
 
 def put(a, key, value):
-    """a[key] = value for a scalar or a NumPy array of the selection's shape (every rank's own):
-    each rank writes the part of the selection its block holds."""
+    """a[key] = value for a scalar, a NumPy array or a tessera array of the selection's shape.
+    Positive steps and local values: each rank writes the part of the selection its block holds.
+    Negative steps or a distributed value: one scatter by global flat index (tessera.put) of the
+    value's elements in the selection's row-major order."""
     _check(a)
+    mask = _mask_of(a, key)
+    if mask is not None:
+        from . import _functions
+        flat = _functions.flatnonzero(mask)
+        return put_values(a, flat, flat.shape, value)
+    adv = _advanced(a, key)
+    if adv is not None:
+        sel, order, _, shape = adv
+        flat, _ = flat_positions(a, sel, source=order)
+        return put_values(a, flat, shape, value)
     ranges, dropped = normalize(key, a.shape)
-    if any(r[2] < 0 for r in ranges):
-        raise NotImplementedError("assigning to a slice with a negative step is not in tessera yet (reading is)")
+    full = tuple(count(*r) for r in ranges)
+    want = tuple(n for i, n in enumerate(full) if i not in dropped)
+    if isinstance(value, ndarray) or any(r[2] < 0 for r in ranges):
+        return _put_by_index(a, ranges, want, value)
     parts = [piece(lo, hi, r) for lo, hi, r in zip(a._lo, a._hi, ranges)]
     h = a._handle()
-    if isinstance(value, ndarray):
-        raise NotImplementedError("assigning a distributed array to a part of another is not in tessera yet "
-                                  "(a scalar or a NumPy array of the selection's shape is)")
     v = np.asarray(value)
     mine = tuple(p[1] - p[0] for p in parts)
     if v.ndim == 0:
-        if not np.can_cast(v.dtype, a.dtype, "same_kind") and not isinstance(value, (int, float, complex, bool)):
-            raise TypeError(f"cannot assign {v.dtype} values to a {a.dtype} array (casting rule 'same_kind')")
+        _check_cast(value, v, a)
         values = np.full(mine, v, dtype=a.dtype)
     else:
-        full = tuple(count(*r) for r in ranges)
-        want = tuple(n for i, n in enumerate(full) if i not in dropped)
         if v.shape != want:
             raise ValueError(f"could not broadcast input array from shape {v.shape} into shape {want}")
         values = np.ascontiguousarray(v.reshape(full)[tuple(slice(p[0], p[1]) for p in parts)], dtype=a.dtype)
     if values.size:
         _tessera.array_write_box(h, *_box(parts), values.ctypes.data, values.size)
+
+
+def _check_cast(value, v, a):
+    if not np.can_cast(v.dtype, a.dtype, "same_kind") and not isinstance(value, (int, float, complex, bool)):
+        raise TypeError(f"cannot assign {v.dtype} values to a {a.dtype} array (casting rule 'same_kind')")
+
+
+def _put_by_index(a, ranges, want, value):
+    flat, _ = flat_positions(a, [(start, step, count(start, stop, step)) for start, stop, step in ranges])
+    put_values(a, flat, want, value)
+
+
+def put_values(a, flat, want, value):
+    """a.flat[flat] = value, the value a scalar or an array of shape `want` in the row-major order
+    of `flat` (a NumPy array, or a tessera array on a's device; moved to flat's blocks)."""
+    from . import _functions
+    from ._errors import DeviceMismatch
+    if flat.size == 0:
+        return
+    if isinstance(value, ndarray):
+        if value.device != a.device:
+            raise DeviceMismatch(f"assigning an array on {value.device} into one on {a.device} (rank {a._rt.rank}): "
+                                 f"move it with .to()")
+        if value.shape != want and value.size != 1:
+            raise ValueError(f"could not broadcast input array from shape {value.shape} into shape {want}")
+        if value.size == 1 and value.shape != want:
+            return _functions.put(a, flat, value.numpy().reshape(()).astype(a.dtype)[()])
+        if not _can_cast_same_kind(value.dtype, a.dtype):
+            raise TypeError(f"cannot assign {value.dtype} values to a {a.dtype} array (casting rule 'same_kind')")
+        values = _functions.ravel(value)
+    else:
+        v = np.asarray(value)
+        if v.ndim == 0:
+            _check_cast(value, v, a)
+            return _functions.put(a, flat, v.astype(a.dtype)[()])
+        if v.shape != want:
+            raise ValueError(f"could not broadcast input array from shape {v.shape} into shape {want}")
+        values = _functions.asarray(np.ascontiguousarray(v, dtype=a.dtype).ravel(), split=0, device=a.device)
+    # The values on the blocks of the indices (balanced 1-D blocks), in a's dtype.
+    if values._key != flat._key:
+        values = values.resplit(0)
+    _functions.put(a, flat, values)
+
+
+def _can_cast_same_kind(src, dst):
+    return bool(np.can_cast(src, dst, "same_kind"))

@@ -106,8 +106,11 @@ def test_bincount(dtype, n, runtime):
         ts.bincount(ts.asarray(np.array([1, -2, 3]), split=0))
     with pytest.raises(TypeError):
         ts.bincount(ts.asarray(np.array([1.0, 2.0]), split=0))
-    with pytest.raises(NotImplementedError):
-        ts.bincount(a, weights=a)
+    w = values((n,), np.float64, seed=3)
+    np.testing.assert_allclose(ts.bincount(a, weights=ts.asarray(w, split=0)), np.bincount(x, weights=w),
+                               rtol=1e-12, atol=1e-12 * np.abs(w).sum())
+    np.testing.assert_allclose(np.bincount(a, weights=w, minlength=20), np.bincount(x, weights=w, minlength=20),
+                               rtol=1e-12, atol=1e-12 * np.abs(w).sum())
 
 
 def test_take_histogram_nonzero():
@@ -163,3 +166,23 @@ def test_ravel_put_compress(split):
         np.compress(np.ones(9, bool), a, axis=0)
     with pytest.raises(ValueError, match="1-d"):
         np.compress(np.ones((7, 1), bool), a, axis=0)
+
+
+@pytest.mark.parametrize("split", [0, 1, None])
+def test_histogram_edges_weights_density(split):
+    x = values((23, 7), np.float64, seed=5)
+    x[3, 2] = np.nan  # outside every bin, as NumPy's
+    x[4, 4] = 3.0  # on the last edge: the last bin is closed
+    a = ts.asarray(x, split=split)
+    w = values((23, 7), np.float64, seed=6)
+    for bins in ([-3.0, -1.0, 0.0, 0.5, 3.0], np.linspace(-2, 2, 9), list(np.geomspace(0.01, 3, 70))):
+        c, e = ts.histogram(a, bins=bins)
+        want, edges = np.histogram(x, bins=bins)
+        np.testing.assert_array_equal(c, want)
+        np.testing.assert_array_equal(e, edges)
+        cw, _ = np.histogram(a, bins=bins, weights=ts.asarray(w, split=split))
+        np.testing.assert_allclose(cw, np.histogram(x, bins=bins, weights=w)[0], rtol=1e-12, atol=1e-12 * np.abs(w).sum())
+        cd, _ = ts.histogram(a, bins=bins, density=True)
+        np.testing.assert_allclose(cd, np.histogram(x, bins=bins, density=True)[0], rtol=1e-12)
+    cw, _ = ts.histogram(a, bins=5, range=(-2, 2), weights=w)  # NumPy weights, the same on every rank
+    np.testing.assert_allclose(cw, np.histogram(x, bins=5, range=(-2, 2), weights=w)[0], rtol=1e-12, atol=1e-11)

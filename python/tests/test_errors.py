@@ -58,7 +58,13 @@ def test_cuda_without_a_gpu(runtime):
 def test_operands_that_do_not_fit(runtime):
     a = a3()
     with pytest.raises(ts.ShapeMismatch):
-        a + ts.zeros((6, 5), split=0)
+        a + ts.zeros((6, 5), split=0)  # (5, 4) and (6, 5) do not broadcast
+    with pytest.raises(ts.ShapeMismatch, match="non-broadcastable"):
+        row = ts.zeros((5, 4), split=0)
+        row += a  # the result would be a's shape, not row's
+    if a.device != "host":
+        with pytest.raises(ts.DeviceMismatch):
+            a + np.ones(4)  # a NumPy operand of a GPU array: moved explicitly, never silently
     if runtime.size > 1:  # on one rank every split has the same blocks: those operands fit
         with pytest.raises(ts.LayoutMismatch):
             a + a3(split=1)
@@ -87,10 +93,22 @@ def test_no_silent_gather():
         np.sort(a, order="x")  # as NumPy's, for an array without fields
     with pytest.raises(ValueError):
         bool(a > 0)
-    with pytest.raises(NotImplementedError):
-        a[::-1] = 0
-    with pytest.raises(NotImplementedError):
-        a[1:3] = a3()[1:3]
+    with pytest.raises(NotImplementedError, match="one index array"):
+        a[[0, 1], [1, 2]]  # NumPy's broadcast of several index arrays
+    with pytest.raises(IndexError, match="out of bounds"):
+        a[:, [0, 5]]
+    with pytest.raises(IndexError, match="out of bounds"):
+        a[:, [0, 5]] = 1.0
+    with pytest.raises(IndexError, match="integer"):
+        a[np.array([0.5, 1.5])]
+    with pytest.raises(IndexError, match="boolean index"):
+        a[np.array([True, False])]
+    with pytest.raises(IndexError, match="boolean index"):
+        a[np.ones((6, 5, 3), dtype=bool)]
+    with pytest.raises(ValueError):
+        a[::-1] = np.zeros((5, 5, 4))
+    with pytest.raises(ValueError):
+        a[1:3] = a3()[1:4]
     with pytest.raises(IndexError):
         a[1.5]
     with pytest.raises(IndexError):
@@ -113,12 +131,22 @@ def test_bad_reductions_and_transforms():
         ts.linalg.norm(a, ord=1)
     with pytest.raises(ValueError):
         ts.fft.fftn(a, norm="sideways")
-    with pytest.raises(NotImplementedError):
-        ts.fft.fftn(a, s=(3, 3, 3))
-    with pytest.raises(ValueError):
-        ts.fft.fftn(ts.zeros((2, 2, 2, 2), split=0, dtype=np.complex128))
-    with pytest.raises(NotImplementedError):
-        ts.fft.irfftn(a3(dtype=np.complex128))
+    with pytest.raises(ValueError, match="different lengths"):
+        ts.fft.fftn(a, s=(3, 3), axes=(0,))
+    with pytest.raises(ValueError, match="data points"):
+        ts.fft.fftn(a, s=(0, 3, 3))
+    with pytest.raises(NotImplementedError, match="repeat"):
+        ts.fft.fftn(a, axes=(0, 0))
+    with pytest.raises(AxisError):
+        ts.fft.fft(a, axis=3)
+    with pytest.raises(TypeError):
+        ts.fft.rfftn(a3(dtype=np.complex128))
+    with pytest.raises(ValueError, match="monotonically"):
+        ts.histogram(a, bins=[0.0, 2.0, 1.0])
+    with pytest.raises(ValueError, match="same shape"):
+        ts.histogram(a, bins=4, weights=a3()[1:])
+    with pytest.raises(ValueError, match="same length"):
+        ts.bincount(ts.asarray(np.arange(4), split=0), weights=np.ones(5))
 
 
 def test_bad_algorithm_inputs():

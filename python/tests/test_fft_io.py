@@ -35,6 +35,65 @@ def test_r2c(shape, dtype):
     np.testing.assert_allclose(back.numpy(), x, rtol=t, atol=t)
 
 
+AXES_CASES = [((9, 8, 10), (1, 2), None), ((9, 8, 10), (0,), None), ((9, 8, 10), (2, 0), None),
+              ((9, 8, 10), (0, 1, 2), (12, 5, 10)), ((9, 8, 10), None, (4, 11)), ((6, 5, 4, 3), None, None),
+              ((6, 5, 4, 3), (3, 1), (6, 2)), ((12, 10), (-1,), (16,)), ((12, 10), (0,), None)]
+
+
+@pytest.mark.parametrize("case", range(len(AXES_CASES)))
+@pytest.mark.parametrize("split", [0, 1, None])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_c2c_axes_and_sizes(case, split, dtype):
+    shape, axes, s = AXES_CASES[case]
+    x = values(shape, dtype)
+    a = ts.asarray(x, split=split)
+    t = 1e-3 if dtype == np.complex64 else 1e-9
+    for norm in (None, "ortho"):
+        F = ts.fft.fftn(a, s=s, axes=axes, norm=norm)
+        want = np.fft.fftn(x, s=s, axes=axes, norm=norm)
+        assert F.shape == want.shape and F.dtype == np.dtype(dtype)
+        np.testing.assert_allclose(F.numpy(), want, rtol=t, atol=t * np.abs(x).sum())
+        back = np.fft.ifftn(F, axes=axes, norm=norm)  # __array_function__: stays distributed
+        np.testing.assert_allclose(back.numpy(), np.fft.ifftn(want, axes=axes, norm=norm), rtol=t, atol=t)
+
+
+@pytest.mark.parametrize("case", range(len(AXES_CASES)))
+@pytest.mark.parametrize("split", [0, 1])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_r2c_axes_and_sizes(case, split, dtype):
+    shape, axes, s = AXES_CASES[case]
+    x = values(shape, dtype)
+    a = ts.asarray(x, split=split)
+    t = 1e-3 if dtype == np.float32 else 1e-9
+    R = ts.fft.rfftn(a, s=s, axes=axes)
+    want = np.fft.rfftn(x, s=s, axes=axes)
+    assert R.shape == want.shape and R.dtype == (np.complex64 if dtype == np.float32 else np.complex128)
+    np.testing.assert_allclose(R.numpy(), want, rtol=t, atol=t * np.abs(x).sum())
+    n = s if s is not None else [shape[d] for d in (axes if axes is not None else range(len(shape)))]
+    back = ts.fft.irfftn(R, s=n, axes=axes)
+    np.testing.assert_allclose(back.numpy(), np.fft.irfftn(want, s=n, axes=axes), rtol=t, atol=t)
+    # NumPy's default real length (2*(m-1)) for a spectrum of another making
+    spec = ts.asarray(want.astype(R.dtype), split=split)
+    np.testing.assert_allclose(ts.fft.irfftn(spec, axes=axes).numpy(), np.fft.irfftn(want, axes=axes), rtol=t,
+                               atol=t)
+
+
+def test_one_axis_transforms():
+    x = values((10, 12), np.float64)
+    a = ts.asarray(x, split=0)
+    for n in (None, 7, 16):
+        np.testing.assert_allclose(ts.fft.fft(a, n=n).numpy(), np.fft.fft(x, n=n), atol=1e-9)
+        np.testing.assert_allclose(np.fft.fft(a, n=n, axis=0).numpy(), np.fft.fft(x, n=n, axis=0), atol=1e-9)
+        np.testing.assert_allclose(ts.fft.rfft(a, n=n, axis=0).numpy(), np.fft.rfft(x, n=n, axis=0), atol=1e-9)
+        spec = np.fft.rfft(x, axis=1)
+        np.testing.assert_allclose(np.fft.irfft(ts.asarray(spec, split=0), n=n).numpy(), np.fft.irfft(spec, n=n),
+                                   atol=1e-9)
+    np.testing.assert_allclose(ts.fft.fft2(a).numpy(), np.fft.fft2(x), atol=1e-9)
+    np.testing.assert_allclose(np.fft.ifft2(a, s=(5, 6)).numpy(), np.fft.ifft2(x, s=(5, 6)), atol=1e-9)
+    np.testing.assert_allclose(np.fft.rfft2(a).numpy(), np.fft.rfft2(x), atol=1e-9)
+    np.testing.assert_allclose(np.fft.fftn(a).numpy(), np.fft.fftn(x), atol=1e-9)
+
+
 def test_out_reuses_a_result():
     x = values((8, 6, 10), np.complex128)
     a = ts.asarray(x, split=0)

@@ -9,6 +9,8 @@ import pytest
 import tessera as ts
 from conftest import values
 
+AxisError = getattr(getattr(np, "exceptions", np), "AxisError")
+
 on_gpu = pytest.mark.skipif(os.environ.get("TESSERA_PYTHON_TEST_DEVICE", "host") == "host",
                             reason="string kernels run on GPUs (TESSERA_PYTHON_TEST_DEVICE=cuda)")
 
@@ -95,6 +97,28 @@ def test_reduction_kernel_types_and_identities():
     np.testing.assert_allclose(s, f.numpy().astype(np.float64).sum(), rtol=1e-5)
 
 
+@on_gpu
+@pytest.mark.parametrize("split", [0, 1, (0, 1)])
+def test_reduction_kernel_along_axes(split):
+    x = values((13, 6, 5), np.float64, seed=7)
+    a = ts.asarray(x, split=split)
+    l2 = ts.ReductionKernel("T x", "T y", "x * x", "a + b", "y = sqrt(a)", "0", "tessera_test_l2_axes")
+    for axis in (2, 0, 1, (0, 2), (1, 2), -1):
+        got = l2(a, axis=axis)
+        want = np.sqrt(np.sum(x * x, axis=axis))
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-12)
+        kd = l2(a, axis=axis, keepdims=True)
+        np.testing.assert_allclose(kd.numpy(), np.sqrt(np.sum(x * x, axis=axis, keepdims=True)), rtol=1e-12)
+    mean = ts.ReductionKernel("T x, T w", "T m, int64 n", "x * w", "a + b", "m = a / n_reduced; n = n_reduced", "0",
+                              "tessera_test_mean_axes")
+    m, n = mean(a, 2.0, axis=(0, 1))
+    np.testing.assert_allclose(m.numpy(), np.mean(x * 2.0, axis=(0, 1)), rtol=1e-12)
+    np.testing.assert_array_equal(n.numpy(), np.full(5, 78))
+    whole = l2(a, axis=(0, 1, 2), keepdims=True)
+    np.testing.assert_allclose(whole.numpy(), np.sqrt(np.sum(x * x, keepdims=True)), rtol=1e-12)
+
+
 def test_reduction_kernel_argument_checks(runtime):
     x, y, a, b = arrays()
     k = ts.ReductionKernel("T x", "T y", "x", "a + b", "y = a", "0", "tessera_test_checks")
@@ -102,8 +126,10 @@ def test_reduction_kernel_argument_checks(runtime):
         k(a, b)
     with pytest.raises(TypeError, match="needs at least one tessera.ndarray"):
         k(1.0)
-    with pytest.raises(NotImplementedError, match="axis=None"):
-        k(a, axis=0)
+    with pytest.raises(AxisError):
+        k(a, axis=2)
+    with pytest.raises(ValueError, match="duplicate"):
+        k(a, axis=(0, 0))
     with pytest.raises(ValueError, match="at least one output"):
         ts.ReductionKernel("T x", "", "x", "a + b", "", "0")
     if runtime.size > 1:  # (on one rank every split lies alike)

@@ -280,3 +280,29 @@ def test_generated_kernels_compile(runtime):
         code = ts._dtypes.code(out)
         for linear in (True, False):
             assert _tessera.jit_compile(list(L.nodes), code, 3, linear, 90) > 0
+
+
+@pytest.mark.parametrize("split", [0, 1, (0, 1)])
+def test_broadcasting(split, runtime):
+    x = values((9, 7, 5), np.float64)
+    a = ts.asarray(x, split=split)
+    row, col = values((5,), np.float64, seed=1), values((9, 1, 1), np.float64, seed=2)
+    r, c = ts.asarray(row, split=0), ts.asarray(col, split=0)
+    np.testing.assert_allclose((a + r).numpy(), x + row)
+    np.testing.assert_allclose((r * a).numpy(), row * x)
+    np.testing.assert_allclose(np.maximum(a, c).numpy(), np.maximum(x, col))
+    np.testing.assert_allclose((c - r).numpy(), col - row)  # neither has the result's shape
+    assert (c - r).shape == (9, 1, 5)
+    big = values((9, 7, 5), np.float64, seed=3)[:, :1, :]  # (9, 1, 5): a take rather than a copy per rank
+    m = ts.asarray(big, split=0)
+    np.testing.assert_allclose((a / (m + 4)).numpy(), x / (big + 4))
+    a += r
+    x += row
+    np.testing.assert_allclose(a.numpy(), x)
+    np.testing.assert_allclose(ts.broadcast_to(r, (3, 5)).numpy(), np.broadcast_to(row, (3, 5)))
+    np.testing.assert_allclose(np.broadcast_to(c, (9, 2, 3)).numpy(), np.broadcast_to(col, (9, 2, 3)))
+    if a.device == "host":  # a NumPy operand of a host array: every rank writes its own block
+        np.testing.assert_allclose((a * row).numpy(), x * row)
+        np.testing.assert_allclose((x == a).numpy(), x == x)
+    with pytest.raises(ValueError):
+        ts.broadcast_to(r, (5, 4))

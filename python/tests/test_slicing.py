@@ -33,8 +33,10 @@ def test_integer_index_on_a_split_axis_and_negative_steps():
     v = ts.asarray(np.arange(10.0), split=0)
     np.testing.assert_array_equal(v[::-1].numpy(), np.arange(10.0)[::-1])
     np.testing.assert_array_equal((v[::-1] + v).numpy(), np.full(10, 9.0))  # a result lies like a new array
-    with pytest.raises(NotImplementedError, match="negative step"):
-        a[::-1] = 0.0
+    a[::-2, 3] = -1.0  # negative steps scatter by global index
+    x = x.copy()
+    x[::-2, 3] = -1.0
+    np.testing.assert_array_equal(a.numpy(), x)
 
 
 @pytest.mark.parametrize("split", [0, 1, (0, 1), None])
@@ -99,3 +101,48 @@ def test_transpose(split):
     np.testing.assert_array_equal(m.T.numpy(), x[:, :, 0].T)
     with pytest.raises(ValueError, match="axes"):
         np.transpose(a, (0, 0, 1))
+
+
+@pytest.mark.parametrize("split", [0, 1, (0, 1), None])
+def test_advanced_indexing(split, runtime):
+    x = values(SHAPE, np.float64)
+    a = ts.asarray(x, split=split)
+    for key in [np.s_[[3, 0, 16, 3]], np.s_[:, [-1, 2]], np.s_[..., [4, 0]], np.s_[2, [1, 5, 7]],
+                np.s_[1:9:2, [0, 12], 3], np.s_[3, :, [1, 2]], np.s_[np.array([[1, 2], [3, 4]])],
+                np.s_[:, np.arange(13) % 3 == 0], np.s_[[]], np.s_[np.int64(5)]]:
+        got = a[key]
+        want = x[key]
+        if np.ndim(want) == 0:
+            assert got == want
+            continue
+        assert got.shape == want.shape, key
+        np.testing.assert_array_equal(got.numpy(), want)
+    idx = ts.asarray(np.array([4, -1, 0, 4]), split=0)
+    np.testing.assert_array_equal(a[:, idx].numpy(), x[:, [4, -1, 0, 4]])
+    mask = x > 0.5
+    np.testing.assert_array_equal(a[mask].numpy(), x[mask])
+    np.testing.assert_array_equal(a[a > 0.5].numpy(), x[mask])
+
+
+@pytest.mark.parametrize("split", [0, 2, (0, 1)])
+def test_advanced_and_distributed_assignment(split):
+    x = values(SHAPE, np.int64)
+    a = ts.asarray(x, split=split)
+    a[[1, 4, 16]] = -7
+    x[[1, 4, 16]] = -7
+    a[:, [0, 3], 2] = np.arange(34).reshape(17, 2)
+    x[:, [0, 3], 2] = np.arange(34).reshape(17, 2)
+    a[x > 20] = 0
+    x[x > 20] = 0
+    a[a < -20] = np.arange(np.count_nonzero(x < -20))
+    x[x < -20] = np.arange(np.count_nonzero(x < -20))
+    np.testing.assert_array_equal(a.numpy(), x)
+    # a distributed value, any layout, and negative steps
+    b = ts.asarray(values((9, 13, 5), np.int64, seed=2), split=1)
+    a[2:11] = b
+    x[2:11] = b.numpy()
+    a[14:1:-3, ::-1, 1] = b[:5, :, 3]
+    x[14:1:-3, ::-1, 1] = b.numpy()[:5, :, 3]
+    a[1:3, 4] = a[5:7, 4]
+    x[1:3, 4] = x[5:7, 4]
+    np.testing.assert_array_equal(a.numpy(), x)

@@ -291,6 +291,74 @@ TYPED_TEST(DistFft, InputWithHalosAndOtherSplits) {
   EXPECT_LE(rel_err(gather_to_host(b), x0), 1e-5);
 }
 
+// The DFT of a row-major array along one axis, directly (the serial reference of fft_along).
+std::vector<std::complex<double>> dft_along(const std::vector<std::complex<double>>& x, const std::vector<index_t>& shape,
+                                            int axis, double sign) {
+  index_t inner = 1, outer = 1;
+  for (std::size_t a = axis + 1; a < shape.size(); ++a) inner *= shape[a];
+  for (int a = 0; a < axis; ++a) outer *= shape[a];
+  const index_t n = shape[axis];
+  std::vector<std::complex<double>> y(x.size());
+  for (index_t o = 0; o < outer; ++o)
+    for (index_t i = 0; i < inner; ++i)
+      for (index_t k = 0; k < n; ++k) {
+        std::complex<double> acc = 0;
+        for (index_t j = 0; j < n; ++j)
+          acc += x[(o * n + j) * inner + i] * std::polar(1.0, sign * 2 * std::numbers::pi * double(j * k) / double(n));
+        y[(o * n + k) * inner + i] = acc;
+      }
+  return y;
+}
+
+template <class T>
+std::vector<std::complex<double>> widen(const std::vector<T>& v) {
+  return std::vector<std::complex<double>>(v.begin(), v.end());
+}
+
+TYPED_TEST(DistFft, TransformsAlongSomeAxes) {
+  const auto d = this->device();
+  const auto world = tessera::testing::world();
+  using C = std::complex<double>;
+  const td::Index<4> n{4, 5, 6, 7};
+  const std::vector<index_t> shape(n.begin(), n.end());
+  // Split along axis 3 (with halos) or axis 1: the transformed axes are whole on every rank.
+  for (const auto& l : {td::Layout<4>(td::ProcessGrid(world), n, {-1, -1, -1, 0}, {0, 1, 0, 1}),
+                        td::Layout<4>(td::ProcessGrid(world), n, {-1, 0, -1, -1})}) {
+    const auto x0 = pattern<C>(ts::local::shape_size(n));
+    auto x = make<C, 4>(l, d, x0);
+    const std::vector<int> axes = l.split()[1] == 0 ? std::vector<int>{0, 2, 3} : std::vector<int>{2, 0, -3};
+    auto want = widen(x0);
+    for (int a : axes) want = dft_along(want, shape, a < 0 ? a + 4 : a, -1);
+    auto y = fft::fft_along(x, axes, true, fft::Norm::ortho);
+    EXPECT_TRUE(y.layout().same_blocks(l)) << y.layout().str();
+    double points = 1;
+    for (int a : axes) points *= double(n[a < 0 ? a + 4 : a]);
+    for (auto& v : want) v /= std::sqrt(points);
+    EXPECT_LE(rel_err(widen(gather_to_host(y)), want), 1e-12) << l.str();
+    auto back = fft::fft_along(y, axes, false, fft::Norm::ortho);
+    EXPECT_LE(rel_err(gather_to_host(back), x0), 1e-12);
+    EXPECT_EQ(gather_to_host(x), x0) << "the input must be left as it was";
+  }
+  // R2C along axis 2 (odd-sized blocks behind it: 7 reals per row), C2C along 0; its inverse.
+  const auto l = td::Layout<4>(td::ProcessGrid(world), n, {-1, 0, -1, -1});
+  using R = float;
+  const auto r0 = pattern<R>(ts::local::shape_size(n), 3);
+  auto r = make<R, 4>(l, d, r0);
+  auto spec = fft::rfft_along(r, {0, 2});
+  EXPECT_EQ(spec.global_shape(), (td::Index<4>{4, 5, 4, 7}));
+  auto full = dft_along(dft_along(widen(r0), shape, 2, -1), shape, 0, -1);
+  std::vector<C> half;
+  for (index_t i = 0; i < ts::local::shape_size(n); ++i)
+    if ((i / 7) % 6 < 4) half.push_back(full[i]);
+  EXPECT_LE(rel_err(widen(gather_to_host(spec)), half), 1e-5);
+  auto back = fft::irfft_along(spec, {0, 2}, 6);
+  EXPECT_LE(rel_err(widen(gather_to_host(back)), widen(r0)), 1e-5);
+  EXPECT_THROW(fft::irfft_along(spec, {0, 2}, 9), ts::InvalidArgument);
+  EXPECT_THROW(fft::fft_along(spec, {0, 0}, true), ts::InvalidArgument);
+  EXPECT_THROW(fft::fft_along(spec, {4}, true), ts::InvalidArgument);
+  if (world.size() > 1) EXPECT_THROW(fft::fft_along(spec, {1}, true), ts::InvalidArgument);  // split over the ranks
+}
+
 TYPED_TEST(DistFft, FftFreq) {
   const auto d = this->device();
   const auto world = tessera::testing::world();

@@ -255,6 +255,14 @@ tessera_status tessera_fft_execute(tessera_fft_plan plan, tessera_fft_direction 
 tessera_status tessera_fft_execute_new(tessera_fft_plan plan, tessera_fft_direction direction, tessera_array in,
                                        tessera_fft_norm norm, tessera_array* out);
 
+/* Transforms along `axes` only (numpy.fft.fftn(x, axes=...); negative axes count from the end),
+ * none of them split over more than one rank: each rank transforms its block, not collective.
+ * C2C: complex in and out, either direction. R2C (forward): real in, complex out with n/2+1
+ * values along the last of `axes`. C2R (backward): its inverse, to `n` real values there (n is
+ * read for C2R only). The result (*out) has in's blocks, no halos. */
+tessera_status tessera_fft_along(tessera_array in, tessera_fft_type type, tessera_fft_direction direction, int naxes,
+                                 const int* axes, int64_t n, tessera_fft_norm norm, tessera_array* out);
+
 /* ---- Files (collective) ---- */
 /* One .npy file of the interior, which numpy.load reads; load fills an existing array (dtype and
  * global shape must match the file). */

@@ -184,6 +184,23 @@ Array<T, R> irfftn(const Array<std::complex<T>, R>& y, const Layout<R>& in, Norm
   return get_plan<T, R>(in, y.device())->backward(y, norm);
 }
 
+// Transforms along some axes (numpy.fft.fftn(x, axes=...)): each rank transforms its own block
+// with batched local plans, no communication, so none of `axes` may be split over more than one
+// rank (InvalidArgument naming it: redistribute first). Axes count from the end when negative and
+// must be distinct; the result has x's blocks (the transformed extents changed for r2c/c2r), no
+// halos, on x's device; `norm`'s factor counts the points along `axes` (1-4-D arrays).
+/// C2C along `axes`; forward: exponent sign -1.
+template <class T, int R>
+Array<T, R> fft_along(const Array<T, R>& x, const std::vector<int>& axes, bool forward, Norm norm = Norm::backward);
+/// R2C along axes.back() (n/2+1 values there), then C2C forward along the others.
+template <class T, int R>
+Array<std::complex<T>, R> rfft_along(const Array<T, R>& x, const std::vector<int>& axes, Norm norm = Norm::backward);
+/// The inverse of rfft_along: C2C backward along all but axes.back(), then C2R there to `n` real
+/// values (InvalidArgument unless the spectrum holds n/2+1 there).
+template <class T, int R>
+Array<T, R> irfft_along(const Array<std::complex<T>, R>& y, const std::vector<int>& axes, index_t n,
+                        Norm norm = Norm::backward);
+
 /// Sample frequencies (cycles per unit of `spacing`) along `axis` of a transform of size n, as
 /// numpy.fft.fftfreq, at every element of `layout` (usually a plan's output_layout()); with
 /// `n_real` > 0, `axis` holds rfftfreq of that real size instead (the last axis of an R2C output).
