@@ -148,6 +148,10 @@ class ReductionKernel {
   template <class... A> void operator()(const A&... args) const { run(false, args...); }
   template <class... A> void along_last_axis(const A&... args) const { run(true, args...); }
   const std::string& name() const noexcept { return name_; }
+  /// k(...) or k.along_last_axis(...) on arguments already described (a binding's).
+  void run_args(std::vector<jit::KernelArg> args, bool along_last_axis) const {
+    jit::run_reduction(params_, r_, name_, std::move(args), along_last_axis);
+  }
   /// The two halves of k(args...) (jit::reduction_partials, jit::finish_reduction).
   jit::ReductionPartials partials(std::vector<jit::KernelArg> args, int parts) const {
     return jit::reduction_partials(params_, r_, name_, std::move(args), parts);
