@@ -181,7 +181,51 @@ static void r2c(int ndim, int pencil) {
   OK(tessera_grid_free(grid));
 }
 
+/* Transforms along some axes (tessera_fft_along): axis 0 split, axes 1 and 2 held whole. With
+ * one rank every axis is whole, and the transform along all of them is the DFT. */
+static void along_axes(void) {
+  const int64_t shape[3] = {6, 5, 4};
+  tessera_grid grid;
+  tessera_layout in;
+  tessera_array x, r, y = {0}, back = {0}, spec = {0}, real_back = {0}, bad = {0};
+  OK(tessera_grid_create(rt, 1, NULL, NULL, &grid));
+  OK(tessera_layout_create(grid, 3, shape, NULL, NULL, NULL, NULL, &in));
+  OK(tessera_array_create(in, TESSERA_C128, &x));
+  OK(tessera_array_create(in, TESSERA_F64, &r));
+  fill_input(x, 0);
+  fill_input(r, 1);
+  const int inner[2] = {2, -2}, every[3] = {0, 1, 2}, last[1] = {2};
+  OK(tessera_fft_along(x, TESSERA_FFT_C2C, TESSERA_FFT_FORWARD, 2, inner, 0, TESSERA_NORM_ORTHO, &y));
+  OK(tessera_fft_along(y, TESSERA_FFT_C2C, TESSERA_FFT_BACKWARD, 2, inner, 0, TESSERA_NORM_ORTHO, &back));
+  check_input(back, 0, 1, 1e-12, "C2C along axes 1 and 2 and back");
+  OK(tessera_fft_along(r, TESSERA_FFT_R2C, TESSERA_FFT_FORWARD, 1, last, 0, TESSERA_NORM_BACKWARD, &spec));
+  OK(tessera_fft_along(spec, TESSERA_FFT_C2R, TESSERA_FFT_BACKWARD, 1, last, 4, TESSERA_NORM_BACKWARD, &real_back));
+  check_input(real_back, 1, 1, 1e-12, "R2C along axis 2 and back");
+  if (n_ranks == 1) {
+    tessera_array whole = {0};
+    OK(tessera_fft_along(x, TESSERA_FFT_C2C, TESSERA_FFT_FORWARD, 3, every, 0, TESSERA_NORM_NONE, &whole));
+    check_spectrum(whole, shape, 0, 1, 1e-10 * 120, "C2C along every axis on one rank");
+    OK(tessera_array_free(whole));
+  } else {
+    CHECK(tessera_fft_along(x, TESSERA_FFT_C2C, TESSERA_FFT_FORWARD, 3, every, 0, TESSERA_NORM_NONE, &bad) ==
+              TESSERA_ERROR_INVALID_ARGUMENT, "fft_along a split axis");
+  }
+  CHECK(tessera_fft_along(r, TESSERA_FFT_C2C, TESSERA_FFT_FORWARD, 1, last, 0, TESSERA_NORM_NONE, &bad) ==
+            TESSERA_ERROR_DTYPE_MISMATCH, "fft_along C2C of a real array");
+  CHECK(tessera_fft_along(r, TESSERA_FFT_R2C, TESSERA_FFT_BACKWARD, 1, last, 0, TESSERA_NORM_NONE, &bad) ==
+            TESSERA_ERROR_INVALID_ARGUMENT, "fft_along R2C backward");
+  CHECK(tessera_fft_along(spec, TESSERA_FFT_C2R, TESSERA_FFT_BACKWARD, 1, last, 9, TESSERA_NORM_NONE, &bad) ==
+            TESSERA_ERROR_INVALID_ARGUMENT, "fft_along C2R to 9 reals from 3 values");
+  CHECK(tessera_fft_along(x, TESSERA_FFT_C2C, TESSERA_FFT_FORWARD, 0, inner, 0, TESSERA_NORM_NONE, &bad) ==
+            TESSERA_ERROR_INVALID_ARGUMENT, "fft_along without axes");
+  const tessera_array arrays[] = {x, r, y, back, spec, real_back};
+  for (int i = 0; i < 6; ++i) OK(tessera_array_free(arrays[i]));
+  OK(tessera_layout_free(in));
+  OK(tessera_grid_free(grid));
+}
+
 void test_fft(void) {
+  along_axes();
   c2c(3, TESSERA_C128, TESSERA_NORM_BACKWARD, 0);
   c2c(3, TESSERA_C128, TESSERA_NORM_NONE, 1);
   c2c(2, TESSERA_C64, TESSERA_NORM_FORWARD, 0);
