@@ -8,13 +8,11 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
-#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <cstdio>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include "fft_axis0_cuda.hpp"
@@ -50,9 +48,14 @@ const char* cufft_result_name(cufftResult r) {
 }
 
 [[noreturn]] void cufft_failure(cufftResult r, const char* expr, const char* file, int line) {
-  const std::string msg = std::string("cuFFT call failed: ") + expr + " returned " +
-                          cufft_result_name(r) + " (" + std::to_string(static_cast<int>(r)) +
-                          ") at " + file + ":" + std::to_string(line);
+  std::string msg = std::string("cuFFT call failed: ") + expr + " returned " + cufft_result_name(r) + " (" +
+                    std::to_string(static_cast<int>(r)) + ") at " + file + ":" + std::to_string(line);
+  // Seen when several processes on one node planned at once with an empty CUDA JIT cache (2-4
+  // ranks sharing an H200 on a fresh machine): the same plans succeeded with CUDA_CACHE_DISABLE=1,
+  // and once the cache held their kernels.
+  if (r == CUFFT_INTERNAL_ERROR)
+    msg += " (if several processes started on this node at once: the CUDA JIT cache they share may be "
+           "mid-update; CUDA_CACHE_DISABLE=1, or a CUDA_CACHE_PATH per process, avoids that)";
   int dev = -1;
   if (cudaGetDevice(&dev) != cudaSuccess) throw Error(msg);
   if (r == CUFFT_ALLOC_FAILED) throw OutOfMemory(msg, Device::cuda(dev));
@@ -250,22 +253,7 @@ class CufftPlan final : public PlanBackend {
   }
 
   // Creates the handle and plans it, with the store callback or without; a failure leaves no handle.
-  // A plan, with the store callback or without. cuFFT's planner has now and then returned
-  // CUFFT_INTERNAL_ERROR for ordinary plans while other processes planned on the same GPU at the
-  // same moment (the C API suite at 2-4 ranks sharing one H200; never at one rank, nor when
-  // compute-sanitizer serialized the ranks): such a plan is made again, a few times.
   cufftResult make(bool with_callback) {
-    cufftResult r = make_once(with_callback);
-    for (int attempt = 1; r == CUFFT_INTERNAL_ERROR && attempt < 4; ++attempt) {
-      if (settings().verbose)
-        std::fprintf(stderr, "tessera: cuFFT planning returned CUFFT_INTERNAL_ERROR (%s); planning again\n",
-                     to_string(d_).c_str());
-      std::this_thread::sleep_for(std::chrono::milliseconds(25 * attempt));
-      r = make_once(with_callback);
-    }
-    return r;
-  }
-  cufftResult make_once(bool with_callback) {
     if (handle_) (void)cufftDestroy(std::exchange(handle_, 0));
     TESSERA_CHECK_CUFFT(cufftCreate(&handle_));
     cufftResult r = cufftSetAutoAllocation(handle_, 0);
