@@ -67,6 +67,46 @@ TYPED_TEST(IoZarrCodecs, V2EveryCodec) {
   }
 }
 
+// Blocks on the inner-chunk grid along the split axis (a multiple of 2 but the last, 13), or off it
+// (odd boundaries), over the ranks of `grid`.
+Layout<3> rows_of(const ProcessGrid& grid, bool on_grid) {
+  const int p = grid.size();
+  std::vector<index_t> off(p + 1);
+  for (int c = 0; c <= p; ++c)
+    off[c] = c == 0 ? 0 : c == p ? 13 : on_grid ? 2 * ((13 * c) / (2 * p)) : ((13 * c) / p) | 1;
+  return Layout<3>(grid, {13, 6, 4}, {0, -1, -1}, {off, {0, 6}, {0, 4}}, {});
+}
+
+// Shards whose inner chunks each lie in one rank's block are written by the ranks holding them,
+// in place; the files are the ones the gathering writer makes (blocks off the inner grid), byte
+// for byte, with every codec, an inner transpose, a shard past the array's end and an inner chunk
+// wholly outside it (rows 14-15 of the second shard).
+TYPED_TEST(IoZarrCodecs, ShardsWrittenInPlaceByTheRanksHoldingThem) {
+  auto world = tessera::testing::world();
+  const auto d = this->device();
+  TempDir tmp;
+  const ProcessGrid grid(world);
+  const auto on = rows_of(grid, true), off = rows_of(grid, false);
+  for (const auto& [name, c] : every_codec())
+    for (bool fortran : {false, true}) {
+      ZarrWriteOptions o{c};
+      o.format = 3, o.shard = {8, 6, 4}, o.fortran_order = fortran;
+      const std::string a = name + (fortran ? "_F" : "") + "_in_place", b = name + (fortran ? "_F" : "") + "_gathered";
+      round_trip<double, 3>(tmp, a, on, off, d, {2, 3, 4}, o);
+      round_trip<double, 3>(tmp, b, off, on, d, {2, 3, 4}, o);
+      tmp.on_root([&] {
+        int files = 0;
+        for (const auto& e : fs::recursive_directory_iterator(tmp.file(b))) {
+          if (!e.is_regular_file()) continue;
+          const auto rel = fs::relative(e.path(), tmp.file(b)).string();
+          EXPECT_EQ(tmp.get(a + "/" + rel), tmp.get(b + "/" + rel)) << a << "/" << rel;
+          ++files;
+        }
+        EXPECT_EQ(files, 3) << b << ": zarr.json and two shards";
+      });
+    }
+}
+
 TYPED_TEST(IoZarrCodecs, FortranOrderAndBigEndian) {
   auto world = tessera::testing::world();
   const auto d = this->device();

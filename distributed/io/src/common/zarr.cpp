@@ -327,6 +327,29 @@ std::size_t zarr_stage_bytes() { return g_stage_bytes; }
 
 namespace {
 
+// Rank 0 writes a store's metadata; all ranks agree on its failure before any chunk is written.
+void write_store_metadata(const std::string& dir, const ZarrayMeta& meta, const ZarrWriteOptions& o,
+                          const comm::ProcessGroup& g, const std::string& where) {
+  std::string err;
+  if (g.rank() == 0) {
+    try {
+      fs::create_directories(dir);
+      const fs::path d(dir);
+      // The other format's metadata goes first: load_zarr prefers zarr.json.
+      for (const char* old : {"zarr.json", ".zarray", ".zattrs"}) fs::remove(d / old);
+      if (meta.format == 3) {
+        write_text(d / "zarr.json", make_zarr_json(meta), o.durable);
+      } else {
+        write_text(d / ".zarray", make_zarray(meta), o.durable);
+        write_text(d / ".zattrs", meta.attributes, o.durable);
+      }
+    } catch (const std::exception& e) {
+      err = where + tessera::detail::message_of(e);
+    }
+  }
+  g.agree<IoError>(err);
+}
+
 // One rank's part of a save, in phases: rank 0 writes the metadata; every chunk is then written
 // by its owner (chunk_owner), which gathers the chunk's pieces from the other non-replica ranks
 // holding part of it (a chunk file has one writer). Chunks an owner holds whole are written while
@@ -367,27 +390,7 @@ class ZarrSave {
   };
   using Pieces = std::vector<const Piece*>;
 
-  // Rank 0 writes the metadata; all ranks agree on its failure before any chunk is written.
-  void write_metadata() {
-    std::string err;
-    if (g_.rank() == 0) {
-      try {
-        fs::create_directories(dir_);
-        const fs::path d(dir_);
-        // The other format's metadata goes first: load_zarr prefers zarr.json.
-        for (const char* old : {"zarr.json", ".zarray", ".zattrs"}) fs::remove(d / old);
-        if (meta_.format == 3) {
-          write_text(d / "zarr.json", make_zarr_json(meta_), o_.durable);
-        } else {
-          write_text(d / ".zarray", make_zarray(meta_), o_.durable);
-          write_text(d / ".zattrs", meta_.attributes, o_.durable);
-        }
-      } catch (const std::exception& e) {
-        err = where_ + tessera::detail::message_of(e);
-      }
-    }
-    g_.agree<IoError>(err);
-  }
+  void write_metadata() { write_store_metadata(dir_, meta_, o_, g_, where_); }
 
   // Which chunks this rank writes (mine_), which pieces it sends and which it receives.
   void plan_pieces() {
@@ -576,6 +579,255 @@ class ZarrSave {
   std::thread early_pool_;
 };
 
+// A sharded (v3) save whose inner chunks each lie in one rank's block (every block boundary on the
+// inner-chunk grid): no shard is assembled on one rank. Each rank encodes the inner chunks of its
+// own block (on its threads), one all-gather trades their encoded sizes, and every rank lays out
+// each shard file from them; the shard's owner creates the file at its full size and writes the
+// index (and the inner chunks that lie wholly outside the array), every rank then writes its
+// inner chunks at their offsets in place (the ranks of a shard write its file at once), and the
+// owner renames the file into place. The files are those ZarrSave writes, byte for byte.
+class ShardedSave {
+ public:
+  // Whether the save of `m` over blocks `s` can go this way.
+  static bool applies(const ZarrShard& s, const ZarrayMeta& m) {
+    const auto& sh = m.codecs.shard;
+    if (!sh || !m.codecs.transpose.empty() || m.codecs.big_endian || !m.codecs.bytes.empty()) return false;
+    for (std::size_t r = 0; r < s.boxes.size(); ++r) {
+      if (!s.canonical[r] || s.boxes[r].empty()) continue;
+      for (std::size_t a = 0; a < s.global.size(); ++a) {
+        const auto lo = s.boxes[r].lo[a], hi = s.boxes[r].hi[a];
+        if (lo % sh->inner[a] != 0 || (hi % sh->inner[a] != 0 && hi != s.global[a])) return false;
+      }
+    }
+    return true;
+  }
+
+  ShardedSave(const std::string& dir, const ZarrShard& s, ZarrayMeta meta, const ZarrWriteOptions& o)
+      : dir_(dir), s_(s), o_(o), g_(s.group), es_(s.elem), meta_(std::move(meta)), spec_(*meta_.codecs.shard),
+        where_("save_zarr: " + dir + ": "), shards_(s.global, meta_.chunks), me_(g_.rank()), block_(s.boxes[me_]),
+        inner_type_{spec_.inner, es_, dtype_swap_unit(meta_.dtype), std::string(es_, '\0')},
+        inner_bytes_(static_cast<std::size_t>(inner_type_.count()) * es_), per_shard_(1), threads_(io_threads(g_)) {
+    for (std::size_t a = 0; a < spec_.inner.size(); ++a) per_shard_ *= meta_.chunks[a] / spec_.inner[a];
+  }
+
+  void operator()() {
+    write_store_metadata(dir_, meta_, o_, g_, where_);
+    std::string err = stage_and_encode();
+    g_.agree<IoError>(err.empty() ? err : where_ + err);
+    trade_sizes();
+    err = create_owned_files();
+    g_.agree<IoError>(err.empty() ? err : where_ + err);
+    err = write_my_chunks();
+    g_.agree<IoError>(err.empty() ? err : where_ + err);
+    err = rename_owned_files();
+    g_.agree<IoError>(err.empty() ? err : where_ + err);
+  }
+
+ private:
+  // One inner chunk of this rank's block: its shard, its place in the shard, its encoded bytes.
+  struct Inner {
+    Vec shard;
+    std::int64_t k = 0;
+    Encoded bytes;
+    PooledBytes region;  // the chunk gathered from the block, where it is not one run of it
+  };
+
+  std::int64_t linear(const Vec& shard) const {
+    std::int64_t l = 0;
+    for (std::size_t a = 0; a < shard.size(); ++a)
+      l = l * ((s_.global[a] + meta_.chunks[a] - 1) / meta_.chunks[a]) + shard[a];
+    return l;
+  }
+  Vec inner_lo(const Vec& shard, std::int64_t k) const {  // global first element of inner chunk k
+    Vec lo(shard.size());
+    for (std::size_t a = shard.size(); a-- > 0;) {
+      const std::int64_t count = meta_.chunks[a] / spec_.inner[a];
+      lo[a] = shard[a] * meta_.chunks[a] + (k % count) * spec_.inner[a];
+      k /= count;
+    }
+    return lo;
+  }
+  DynBox inner_box(const Vec& lo) const {  // clipped to the array
+    Vec hi(lo.size());
+    for (std::size_t a = 0; a < lo.size(); ++a) hi[a] = std::min(s_.global[a], lo[a] + spec_.inner[a]);
+    return DynBox{lo, hi};
+  }
+
+  // The block comes to the host, then its inner chunks are encoded on the pool.
+  std::string stage_and_encode() {
+    try {
+      const std::int64_t rows = s_.canonical[me_] && !block_.empty() ? block_.shape()[0] : 0;
+      for (std::int64_t r0 = 0; s_.stage && r0 < rows; r0 += s_.stage_rows) s_.stage(r0, std::min(s_.stage_rows, rows - r0));
+      if (!s_.canonical[me_] || block_.empty()) return "";
+      shards_.for_each(block_, [&](const Vec& shard) {
+        for (std::int64_t k = 0; k < per_shard_; ++k) {
+          const Vec lo = inner_lo(shard, k);
+          if (block_.contains(lo)) mine_.push_back(Inner{shard, k, {}, {}});
+        }
+      });
+      PooledBytes zero(inner_bytes_);
+      if (inner_bytes_) std::memset(zero.data(), 0, inner_bytes_);
+      zero_size_ = encode_chunk(spec_.codecs, zero.data(), inner_type_, 1).bytes.size();
+      return parallel_for(mine_.size(), threads_, [&](std::size_t i) { encode(mine_[i]); });
+    } catch (const std::exception& e) {
+      return tessera::detail::message_of(e);
+    }
+  }
+
+  void encode(Inner& c) {
+    const DynBox box = inner_box(inner_lo(c.shard, c.k));
+    const char* host = static_cast<const char*>(s_.host);
+    if (box.shape() == spec_.inner && block_.has_run(box)) {  // one run of the block: encoded from it
+      c.bytes = encode_chunk(spec_.codecs, host + block_.offset_of(box.lo) * es_, inner_type_, 1);
+      return;
+    }
+    c.region = PooledBytes(inner_bytes_);
+    std::memset(c.region.data(), 0, inner_bytes_);  // beyond the array: the fill value 0
+    copy_region(c.region.data(), box.lo, spec_.inner, host, block_.lo, block_.shape(), box.lo, box.hi, es_);
+    c.bytes = encode_chunk(spec_.codecs, c.region.data(), inner_type_, 1);
+  }
+
+  // Every rank's (shard, inner chunk, encoded size) triples, then each shard's offsets.
+  void trade_sizes() {
+    std::vector<std::int64_t> send;
+    for (const auto& c : mine_)
+      send.insert(send.end(), {linear(c.shard), c.k, static_cast<std::int64_t>(c.bytes.bytes.size())});
+    const int n = g_.size();
+    std::vector<std::int64_t> counts(n);
+    const std::int64_t mine = static_cast<std::int64_t>(send.size());
+    g_.all_gather(&mine, counts.data(), 1, DType::int64, host_stream());
+    std::vector<std::size_t> c(n), d(n);
+    std::size_t total = 0;
+    for (int r = 0; r < n; ++r) c[r] = static_cast<std::size_t>(counts[r]), d[r] = total, total += c[r];
+    std::vector<std::int64_t> all(std::max<std::size_t>(total, 1));
+    g_.all_gatherv(send.data(), send.size(), all.data(), c, d, DType::int64, host_stream());
+    host_stream().synchronize();
+    for (std::size_t i = 0; i + 3 <= total; i += 3) {
+      auto& sizes = sizes_[all[i]];
+      if (sizes.empty()) sizes.assign(static_cast<std::size_t>(per_shard_), kNone);
+      sizes[static_cast<std::size_t>(all[i + 1])] = static_cast<std::uint64_t>(all[i + 2]);
+    }
+  }
+
+  // Shard `shard`'s layout: each inner chunk's (offset, size), its index bytes and its file size.
+  struct FileLayout {
+    std::vector<std::uint64_t> index;  // (offset, nbytes) pairs
+    std::size_t index_at = 0, size = 0;
+  };
+  FileLayout layout_of(const Vec& shard) const {
+    FileLayout f;
+    const std::size_t ib = shard_index_bytes(spec_, static_cast<std::size_t>(per_shard_));
+    std::size_t at = spec_.index_at_end ? 0 : ib;
+    const auto it = sizes_.find(linear(shard));
+    f.index.resize(2 * static_cast<std::size_t>(per_shard_));
+    for (std::int64_t k = 0; k < per_shard_; ++k) {
+      const std::uint64_t held = it == sizes_.end() ? kNone : it->second[static_cast<std::size_t>(k)];
+      const std::size_t n = held == kNone ? zero_size_ : static_cast<std::size_t>(held);  // held by none: fill
+      f.index[2 * k] = at, f.index[2 * k + 1] = n, at += n;
+    }
+    f.index_at = spec_.index_at_end ? at : 0;
+    f.size = at + (spec_.index_at_end ? ib : 0);
+    return f;
+  }
+
+  fs::path path_of(const Vec& shard) const { return fs::path(dir_) / chunk_key(meta_, shard); }
+  static fs::path tmp_of(const fs::path& p) { return p.string() + ".tmp"; }
+
+  // The shards this rank owns: created at full size with their index and fill chunks written.
+  std::string create_owned_files() {
+    shards_.for_each(DynBox{Vec(s_.global.size(), 0), s_.global}, [&](const Vec& shard) {
+      if (chunk_owner(s_, shards_.lo(shard)) == me_) owned_.push_back(shard);
+    });
+    return parallel_for(owned_.size(), threads_, [&](std::size_t i) { create(owned_[i]); });
+  }
+
+  void create(const Vec& shard) {
+    const fs::path p = path_of(shard);
+    if (p.has_parent_path()) {
+      std::lock_guard<std::mutex> lock(dirs_mutex_);  // create_directories races with itself
+      fs::create_directories(p.parent_path());
+    }
+    const FileLayout f = layout_of(shard);
+    PooledBytes ix(f.index.size() * 8);
+    if (!f.index.empty()) std::memcpy(ix.data(), f.index.data(), ix.size());  // little-endian hosts
+    for (const auto& c : spec_.index_codecs.bytes) ix = encode_bytes(c, ix.view(), 8, 1);
+    const fs::path tmp = tmp_of(p);
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw IoError("cannot create " + tmp.string() + ": " + std::strerror(errno));
+    Fd closer{fd};
+    if (::ftruncate(fd, static_cast<off_t>(f.size)) != 0)
+      throw IoError("cannot size " + tmp.string() + ": " + std::strerror(errno));
+    write_at(fd, tmp, ix.view(), f.index_at);
+    // Inner chunks no rank holds (wholly outside the array): the fill value, encoded.
+    const auto held = sizes_.find(linear(shard));
+    if (held != sizes_.end() && std::none_of(held->second.begin(), held->second.end(), [](auto v) { return v == kNone; }))
+      return;
+    PooledBytes zero(inner_bytes_);
+    if (inner_bytes_) std::memset(zero.data(), 0, inner_bytes_);
+    const Encoded z = encode_chunk(spec_.codecs, zero.data(), inner_type_, 1);
+    for (std::int64_t k = 0; k < per_shard_; ++k)
+      if (held == sizes_.end() || held->second[static_cast<std::size_t>(k)] == kNone)
+        write_at(fd, tmp, z.bytes, f.index[2 * k]);
+  }
+
+  // This rank's inner chunks, each at its offset in its shard's file (a file opened once per shard).
+  std::string write_my_chunks() {
+    std::map<Vec, std::vector<const Inner*>> by_shard;
+    for (const auto& c : mine_) by_shard[c.shard].push_back(&c);
+    std::vector<std::pair<Vec, std::vector<const Inner*>>> work(by_shard.begin(), by_shard.end());
+    return parallel_for(work.size(), threads_, [&](std::size_t i) {
+      const auto& [shard, chunks] = work[i];
+      const fs::path tmp = tmp_of(path_of(shard));
+      const int fd = ::open(tmp.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd < 0) throw IoError("cannot open " + tmp.string() + ": " + std::strerror(errno));
+      Fd closer{fd};
+      const FileLayout f = layout_of(shard);
+      for (const Inner* c : chunks) write_at(fd, tmp, c->bytes.bytes, f.index[2 * static_cast<std::size_t>(c->k)]);
+      if (o_.durable && ::fsync(fd) != 0) throw IoError("cannot fsync " + tmp.string() + ": " + std::strerror(errno));
+    });
+  }
+
+  std::string rename_owned_files() {
+    return parallel_for(owned_.size(), threads_, [&](std::size_t i) {
+      const fs::path p = path_of(owned_[i]);
+      if (o_.durable) fsync_path(tmp_of(p), false);  // the index and fill chunks the owner wrote
+      if (::rename(tmp_of(p).c_str(), p.c_str()) != 0)
+        throw IoError("cannot rename " + tmp_of(p).string() + ": " + std::strerror(errno));
+    });
+  }
+
+  static void write_at(int fd, const fs::path& p, std::string_view bytes, std::size_t at) {
+    for (std::size_t done = 0; done < bytes.size();) {
+      const ssize_t w = ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(at + done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) throw IoError("cannot write " + p.string() + ": " + std::strerror(errno));
+      done += static_cast<std::size_t>(w);
+    }
+  }
+
+  static constexpr std::uint64_t kNone = ~std::uint64_t(0);
+  const std::string& dir_;
+  const ZarrShard& s_;
+  const ZarrWriteOptions& o_;
+  const comm::ProcessGroup& g_;
+  const std::size_t es_;
+  const ZarrayMeta meta_;
+  const ShardSpec& spec_;
+  const std::string where_;
+  const ChunkGrid shards_;
+  const int me_;
+  const DynBox& block_;
+  const ChunkType inner_type_;
+  const std::size_t inner_bytes_;
+  std::int64_t per_shard_;
+  const int threads_;
+  std::size_t zero_size_ = 0;
+  std::vector<Inner> mine_;
+  std::vector<Vec> owned_;
+  std::map<std::int64_t, std::vector<std::uint64_t>> sizes_;  // per shard (linear index): encoded sizes
+  std::mutex dirs_mutex_;
+};
+
 // The store's metadata (zarr.json first: a v3 store), checked against the layout.
 ZarrayMeta read_metadata(const fs::path& d, const ZarrShard& s) {
   PooledBytes text;
@@ -755,6 +1007,8 @@ class ZarrLoad {
 }  // namespace
 
 void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk_shape, const ZarrWriteOptions& o) {
+  ZarrayMeta meta = write_meta(s, chunk_shape, o);
+  if (ShardedSave::applies(s, meta)) return ShardedSave(dir, s, std::move(meta), o)();
   ZarrSave(dir, s, chunk_shape, o)();
 }
 
