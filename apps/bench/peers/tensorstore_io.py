@@ -1,10 +1,11 @@
 """tensorstore beside bench_io: the same float32 array [N, 1024, 1024] (N = 256 per GiB) and
 chunks [CHUNK, 1024, 1024], written and read through tensorstore's zarr (v2) and zarr3 drivers,
-raw and Blosc-LZ4 (shuffle, level 5). Prints "RESULT tensorstore FORMAT CODEC OP GB/s" lines
+raw and Blosc-LZ4 (shuffle, level 5); zarr3-shard: the zarr3 driver with sharding_indexed, shards
+of SHARD chunks along axis 0 (bench_io's --shard; index at the end with crc32c, as Tessera writes). Prints "RESULT tensorstore FORMAT CODEC OP GB/s" lines
 (OP: write, write+fsync, read-warm, read-cold) as bench_io does; launch/gpu-check bench:io pairs
 them. One process: tensorstore uses every core on its own thread pools.
 
-  python3 apps/bench/peers/tensorstore_io.py [--gib 2] [--chunk 64] [--dir DIR] [--reps N]
+  python3 apps/bench/peers/tensorstore_io.py [--gib 2] [--chunk 64] [--shard 4] [--dir DIR] [--reps N]
 """
 import argparse
 import os
@@ -15,7 +16,7 @@ import numpy as np
 import tensorstore as ts
 
 
-def spec(fmt, codec, path, shape, chunks):
+def spec(fmt, codec, path, shape, chunks, shard=4):
     kv = {"driver": "file", "path": path}
     if fmt == "zarr":
         comp = None if codec == "raw" else {"id": "blosc", "cname": "lz4", "clevel": 5, "shuffle": 1}
@@ -24,8 +25,14 @@ def spec(fmt, codec, path, shape, chunks):
     codecs = [{"name": "bytes", "configuration": {"endian": "little"}}]
     if codec != "raw":
         codecs.append({"name": "blosc", "configuration": {"cname": "lz4", "clevel": 5, "shuffle": "shuffle", "typesize": 4}})
+    grid = chunks
+    if fmt == "zarr3-shard":  # the inner chunks' codecs go inside the shard's
+        codecs = [{"name": "sharding_indexed", "configuration": {
+            "chunk_shape": chunks, "codecs": codecs, "index_location": "end",
+            "index_codecs": [{"name": "bytes", "configuration": {"endian": "little"}}, {"name": "crc32c"}]}}]
+        grid = [chunks[0] * shard] + chunks[1:]
     meta = {"data_type": "float32", "shape": shape, "codecs": codecs,
-            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": chunks}}}
+            "chunk_grid": {"name": "regular", "configuration": {"chunk_shape": grid}}}
     return {"driver": "zarr3", "kvstore": kv, "metadata": meta}
 
 
@@ -58,7 +65,8 @@ def main():
     p.add_argument("--gib", type=float, default=2)
     p.add_argument("--chunk", type=int, default=64)
     p.add_argument("--dir", default="tensorstore_io.out")
-    p.add_argument("--formats", default="zarr,zarr3")
+    p.add_argument("--shard", type=int, default=4, help="zarr3-shard: chunks per shard along axis 0")
+    p.add_argument("--formats", default="zarr,zarr3,zarr3-shard")
     p.add_argument("--codecs", default="raw,blosc-lz4")
     p.add_argument("--reps", type=int, default=1, help="repetitions of every measurement (median printed)")
     a = p.parse_args()
@@ -71,7 +79,7 @@ def main():
     for fmt in a.formats.split(","):
         for codec in a.codecs.split(","):
             path = os.path.join(os.path.abspath(a.dir), "ts.%s.%s" % (fmt, codec))
-            s = spec(fmt, codec, path, shape, chunks)
+            s = spec(fmt, codec, path, shape, chunks, a.shard)
             runs = []
             for _ in range(a.reps):
                 t = ts.open(s, create=True, delete_existing=True).result()
