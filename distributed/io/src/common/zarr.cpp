@@ -169,7 +169,8 @@ bool read_exact(const fs::path& p, char* dst, std::size_t n) {
 
 // The part `part` (global indices) of the shard at `lo` (file `p`) into the row-major `block` at
 // `host`: the shard's index, then only the inner chunks overlapping that part, decoded on
-// `threads` threads. False if the file is missing.
+// `threads` threads (straight into the block where an inner chunk is one run of it). False if the
+// file is missing.
 bool read_shard_part(const fs::path& p, const ShardSpec& s, const detail::ChunkType& t, const Vec& lo, const DynBox& part,
                      char* host, const DynBox& block, int threads) {
   std::size_t size = 0;
@@ -208,6 +209,13 @@ bool read_shard_part(const fs::path& p, const ShardSpec& s, const detail::ChunkT
     if (inside && s.codecs.trivial() && index[2 * k] != ~std::uint64_t(0) && index[2 * k + 1] == inner_bytes &&
         block.has_run(inner)) {
       pread_all(fd, host + block.offset_of(inner.lo) * static_cast<std::int64_t>(t.elem), inner_bytes, index[2 * k], p);
+      return;
+    }
+    if (inside && index[2 * k] != ~std::uint64_t(0) && block.has_run(inner)) {  // decoded into the block itself
+      PooledBytes bytes(index[2 * k + 1]);
+      pread_all(fd, bytes.data(), bytes.size(), index[2 * k], p);
+      detail::decode_chunk(s.codecs, bytes.view(), host + block.offset_of(inner.lo) * static_cast<std::int64_t>(t.elem),
+                           it, 1);
       return;
     }
     PooledBytes buf(inner_bytes);
