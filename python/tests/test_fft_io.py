@@ -40,14 +40,19 @@ AXES_CASES = [((9, 8, 10), (1, 2), None), ((9, 8, 10), (0,), None), ((9, 8, 10),
               ((6, 5, 4, 3), (3, 1), (6, 2)), ((12, 10), (-1,), (16,)), ((12, 10), (0,), None)]
 
 
+def axes_case(case, split, dtype):
+    """(shape, axes, s) of AXES_CASES[case], its values, their tessera array and a tolerance."""
+    shape, axes, s = AXES_CASES[case]
+    x = values(shape, dtype)
+    t = 1e-3 if np.dtype(dtype) in (np.float32, np.complex64) else 1e-9
+    return shape, axes, s, x, ts.asarray(x, split=split), t
+
+
 @pytest.mark.parametrize("case", range(len(AXES_CASES)))
 @pytest.mark.parametrize("split", [0, 1, None])
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 def test_c2c_axes_and_sizes(case, split, dtype):
-    shape, axes, s = AXES_CASES[case]
-    x = values(shape, dtype)
-    a = ts.asarray(x, split=split)
-    t = 1e-3 if dtype == np.complex64 else 1e-9
+    _, axes, s, x, a, t = axes_case(case, split, dtype)
     for norm in (None, "ortho"):
         F = ts.fft.fftn(a, s=s, axes=axes, norm=norm)
         want = np.fft.fftn(x, s=s, axes=axes, norm=norm)
@@ -61,10 +66,7 @@ def test_c2c_axes_and_sizes(case, split, dtype):
 @pytest.mark.parametrize("split", [0, 1])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_r2c_axes_and_sizes(case, split, dtype):
-    shape, axes, s = AXES_CASES[case]
-    x = values(shape, dtype)
-    a = ts.asarray(x, split=split)
-    t = 1e-3 if dtype == np.float32 else 1e-9
+    shape, axes, s, x, a, t = axes_case(case, split, dtype)
     R = ts.fft.rfftn(a, s=s, axes=axes)
     want = np.fft.rfftn(x, s=s, axes=axes)
     assert R.shape == want.shape and R.dtype == (np.complex64 if dtype == np.float32 else np.complex128)

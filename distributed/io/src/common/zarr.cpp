@@ -358,16 +358,30 @@ void write_store_metadata(const std::string& dir, const ZarrayMeta& meta, const 
   g.agree<IoError>(err);
 }
 
+// What every save holds: where, what, how, and the metadata it writes.
+struct SaveParts {
+  SaveParts(const std::string& dir, const ZarrShard& s, const ZarrWriteOptions& o, ZarrayMeta meta)
+      : dir_(dir), s_(s), o_(o), g_(s.group), es_(s.elem), meta_(std::move(meta)), where_("save_zarr: " + dir + ": "),
+        me_(g_.rank()), block_(s.boxes[me_]) {}
+  const std::string& dir_;
+  const ZarrShard& s_;
+  const ZarrWriteOptions& o_;
+  const comm::ProcessGroup& g_;
+  const std::size_t es_;
+  const ZarrayMeta meta_;
+  const std::string where_;
+  const int me_;
+  const DynBox& block_;
+};
+
 // One rank's part of a save, in phases: rank 0 writes the metadata; every chunk is then written
 // by its owner (chunk_owner), which gathers the chunk's pieces from the other non-replica ranks
 // holding part of it (a chunk file has one writer). Chunks an owner holds whole are written while
 // its block is still being staged to the host; the others once their pieces have arrived.
-class ZarrSave {
+class ZarrSave : SaveParts {
  public:
   ZarrSave(const std::string& dir, const ZarrShard& s, const Vec& chunk_shape, const ZarrWriteOptions& o)
-      : dir_(dir), s_(s), o_(o), g_(s.group), es_(s.elem), meta_(write_meta(s, chunk_shape, o)),
-        where_("save_zarr: " + dir + ": "), grid_(s.global, meta_.chunks), me_(g_.rank()), block_(s.boxes[me_]),
-        my_ext_(block_.shape()), type_{meta_.chunks, es_, dtype_swap_unit(meta_.dtype), std::string(es_, '\0')},
+      : SaveParts(dir, s, o, write_meta(s, chunk_shape, o)), grid_(s.global, meta_.chunks), my_ext_(block_.shape()), type_{meta_.chunks, es_, dtype_swap_unit(meta_.dtype), std::string(es_, '\0')},
         chunk_bytes_(static_cast<std::size_t>(type_.count()) * es_),
         // A shard with nothing after it is written piece by piece, raw inner chunks straight from the data.
         by_pieces_(meta_.codecs.shard && meta_.codecs.transpose.empty() && !meta_.codecs.big_endian &&
@@ -555,16 +569,7 @@ class ZarrSave {
     write_file(path, e.bytes.data(), e.bytes.size(), o_.durable);
   }
 
-  const std::string& dir_;
-  const ZarrShard& s_;
-  const ZarrWriteOptions& o_;
-  const comm::ProcessGroup& g_;
-  const std::size_t es_;
-  const ZarrayMeta meta_;
-  const std::string where_;
   const ChunkGrid grid_;
-  const int me_;
-  const DynBox& block_;
   const Vec my_ext_;
   const detail::ChunkType type_;
   const std::size_t chunk_bytes_;
@@ -594,7 +599,7 @@ class ZarrSave {
 // index (and the inner chunks that lie wholly outside the array), every rank then writes its
 // inner chunks at their offsets in place (the ranks of a shard write its file at once), and the
 // owner renames the file into place. The files are those ZarrSave writes, byte for byte.
-class ShardedSave {
+class ShardedSave : SaveParts {
  public:
   // Whether the save of `m` over blocks `s` can go this way.
   static bool applies(const ZarrShard& s, const ZarrayMeta& m) {
@@ -611,8 +616,7 @@ class ShardedSave {
   }
 
   ShardedSave(const std::string& dir, const ZarrShard& s, ZarrayMeta meta, const ZarrWriteOptions& o)
-      : dir_(dir), s_(s), o_(o), g_(s.group), es_(s.elem), meta_(std::move(meta)), spec_(*meta_.codecs.shard),
-        where_("save_zarr: " + dir + ": "), shards_(s.global, meta_.chunks), me_(g_.rank()), block_(s.boxes[me_]),
+      : SaveParts(dir, s, o, std::move(meta)), spec_(*meta_.codecs.shard), shards_(s.global, meta_.chunks),
         inner_type_{spec_.inner, es_, dtype_swap_unit(meta_.dtype), std::string(es_, '\0')},
         inner_bytes_(static_cast<std::size_t>(inner_type_.count()) * es_), per_shard_(1), threads_(io_threads(g_)) {
     for (std::size_t a = 0; a < spec_.inner.size(); ++a) per_shard_ *= meta_.chunks[a] / spec_.inner[a];
@@ -814,17 +818,8 @@ class ShardedSave {
   }
 
   static constexpr std::uint64_t kNone = ~std::uint64_t(0);
-  const std::string& dir_;
-  const ZarrShard& s_;
-  const ZarrWriteOptions& o_;
-  const comm::ProcessGroup& g_;
-  const std::size_t es_;
-  const ZarrayMeta meta_;
   const ShardSpec& spec_;
-  const std::string where_;
   const ChunkGrid shards_;
-  const int me_;
-  const DynBox& block_;
   const ChunkType inner_type_;
   const std::size_t inner_bytes_;
   std::int64_t per_shard_;
