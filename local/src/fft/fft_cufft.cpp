@@ -6,6 +6,7 @@
 #include <cufftXt.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <atomic>
 #include <bit>
 #include <cstdint>
@@ -14,6 +15,10 @@
 #include <mutex>
 #include <string>
 #include <utility>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "fft_axis0_cuda.hpp"
 #include "fft_store_cuda.hpp"
@@ -51,8 +56,8 @@ const char* cufft_result_name(cufftResult r) {
   std::string msg = std::string("cuFFT call failed: ") + expr + " returned " + cufft_result_name(r) + " (" +
                     std::to_string(static_cast<int>(r)) + ") at " + file + ":" + std::to_string(line);
   // Seen when several processes on one node planned at once with an empty CUDA JIT cache (2-4
-  // ranks sharing an H200 on a fresh machine): the same plans succeeded with CUDA_CACHE_DISABLE=1,
-  // and once the cache held their kernels.
+  // ranks sharing an H200 on a fresh machine, before plans were made one at a time): the same
+  // plans succeeded with CUDA_CACHE_DISABLE=1, and once the cache held their kernels.
   if (r == CUFFT_INTERNAL_ERROR)
     msg += " (if several processes started on this node at once: the CUDA JIT cache they share may be "
            "mid-update; CUDA_CACHE_DISABLE=1, or a CUDA_CACHE_PATH per process, avoids that)";
@@ -68,6 +73,31 @@ const char* cufft_result_name(cufftResult r) {
     if (tessera_fft_res_ != CUFFT_SUCCESS)                                    \
       cufft_failure(tessera_fft_res_, #call, __FILE__, __LINE__);             \
   } while (0)
+
+// The processes of a node make their cuFFT plans one at a time (an advisory lock on a file of
+// this user's in /tmp), as do a process's threads: ranks planning at the same moment with an empty
+// CUDA JIT cache failed with CUFFT_INTERNAL_ERROR (see cufft_failure). Plans are made once and
+// cached, so the wait costs little; without the file, planning goes on unlocked.
+class NodePlanningLock {
+ public:
+  NodePlanningLock() {
+    static const std::string path = "/tmp/tessera-cufft-planning-" + std::to_string(::getuid()) + ".lock";
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    while (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0)
+      if (errno != EINTR) {
+        ::close(std::exchange(fd_, -1));
+        break;
+      }
+  }
+  ~NodePlanningLock() {
+    if (fd_ >= 0) ::close(fd_);  // (closing releases the lock)
+  }
+  NodePlanningLock(const NodePlanningLock&) = delete;
+  NodePlanningLock& operator=(const NodePlanningLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
 
 cufftType cufft_type(const PlanDesc& d) {
   const bool sp = d.precision == Precision::single;
@@ -254,6 +284,7 @@ class CufftPlan final : public PlanBackend {
 
   // Creates the handle and plans it, with the store callback or without; a failure leaves no handle.
   cufftResult make(bool with_callback) {
+    const NodePlanningLock one_at_a_time;
     if (handle_) (void)cufftDestroy(std::exchange(handle_, 0));
     TESSERA_CHECK_CUFFT(cufftCreate(&handle_));
     cufftResult r = cufftSetAutoAllocation(handle_, 0);
