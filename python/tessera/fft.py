@@ -216,7 +216,7 @@ def irfftn(a, s=None, axes=None, norm=None, out=None):
     a = asarray(a)
     rt = a._rt
     found = _plan_with_output(rt, a._layout, _R2C) if a.dtype.kind == "c" else None
-    if found is not None and axes in (None, list(range(a.ndim)), tuple(range(a.ndim))):
+    if found is not None and (axes is None or tuple(int(x) for x in axes) == tuple(range(a.ndim))):
         p, layout, key, real = found
         info = _tessera.layout_info(layout)
         if s is None or tuple(s) == tuple(info["shape"]):
