@@ -1,11 +1,13 @@
-"""tessera.fft: distributed FFTs of whole arrays (NumPy's names and keywords). Plans are made
-once per layout and type (collective) and kept by the runtime; a forward transform returns its
-spectrum on the plan's output layout (transposed: no gather), and the inverse of a spectrum that
-came from a forward transform runs back to the original layout."""
-import numpy as np
-
+"""tessera.fft: distributed FFTs (NumPy's names and keywords). Over every axis of a 1-3-D array,
+a distributed plan, made once per layout and type (collective) and kept by the runtime: a forward
+transform returns its spectrum on the plan's output layout (transposed: no gather), and the inverse
+of a spectrum that came from a forward transform runs back to the original layout. Over some axes
+(axes=, or a 4-D array), local transforms of the axes a layout holds whole, with redistributions
+between them; s= crops or zero-pads first."""
 import builtins
 import operator
+
+import numpy as np
 
 from . import _dtypes, _runtime, _tessera
 from ._array import from_handle, ndarray, normalize_axis
