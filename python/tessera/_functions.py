@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _dtypes, _expr, _runtime, _tessera
 from ._array import DEVICE, HOST, Broadcast, block_key, check_shape, from_handle, ndarray, normalize_axis, _from_expr
-from ._errors import DeviceMismatch, DtypeMismatch
+from ._errors import DeviceMismatch, DtypeMismatch, ShapeMismatch
 
 HANDLED = {}
 _SUM, _PROD, _MIN, _MAX, _NORM2 = 0, 1, 2, 3, 4  # tessera_reduce_op
@@ -384,12 +384,29 @@ def norm(x, ord=None, axis=None, keepdims=False):
 
 @implements(np.where)
 def where(condition, x, y):
-    """Elementwise choice (lazy, fused): x where condition, else y."""
+    """Elementwise choice (lazy, fused): x where condition, else y. Operands of different shapes
+    broadcast as NumPy's (the smaller ones materialized on the largest one's layout)."""
     arrays = [v for v in (condition, x, y) if isinstance(v, ndarray)]
     if not arrays:
         raise TypeError("tessera.where needs at least one tessera.ndarray")
-    like = arrays[0]
-    args = [like._operand(v) for v in (condition, x, y)]
+    shapes = [v.shape for v in (condition, x, y) if isinstance(v, (ndarray, np.ndarray))]
+    try:
+        full = tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ShapeMismatch(f"operands could not be broadcast together with shapes {' '.join(map(str, shapes))} "
+                            f"(rank {arrays[0]._rt.rank})") from None
+    like = next((v for v in arrays if v.shape == full), None)
+    if like is None:
+        like = empty(full, dtype=arrays[0].dtype, split=split_for(arrays[0], full), device=arrays[0].device)
+    operands = []
+    for v in (condition, x, y):
+        if v is not like and (isinstance(v, np.ndarray) and v.ndim or isinstance(v, ndarray) and v.shape != full):
+            if isinstance(v, np.ndarray) and like.device != "host":
+                raise DeviceMismatch(f"a NumPy operand for an array on {like.device} (rank {like._rt.rank}): "
+                                     f"tessera.asarray(x, device=...) moves it explicitly")
+            v = broadcast_like(v, like)
+        operands.append(v)
+    args = [like._operand(v) for v in operands]
     if builtins.any(e is None for e in args):
         raise TypeError("tessera.where takes tessera arrays of one layout and scalars")
     return _from_expr(like, _expr.where(args))
@@ -850,6 +867,21 @@ def nonzero(a):
     from . import _slicing
     flat = flatnonzero(a)
     return (flat,) if a.ndim == 1 else tuple(_slicing.unravel(flat, a.shape))
+
+
+@implements(np.shape)
+def shape(a):
+    return a.shape
+
+
+@implements(np.ndim)
+def ndim(a):
+    return a.ndim
+
+
+@implements(np.size)
+def size(a, axis=None):
+    return a.size if axis is None else a.shape[normalize_axis(axis, a.ndim)]
 
 
 @implements(np.copy)

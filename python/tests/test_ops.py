@@ -306,3 +306,23 @@ def test_broadcasting(split, runtime):
         np.testing.assert_allclose((x == a).numpy(), x == x)
     with pytest.raises(ValueError):
         ts.broadcast_to(r, (5, 4))
+
+
+def test_where_broadcasts(runtime):
+    x = values((6, 5), np.float64)
+    a = ts.asarray(x, split=0)
+    row = values((5,), np.float64, seed=4)
+    r = ts.asarray(row, split=0)
+    np.testing.assert_array_equal(np.where(a > 0, a, r).numpy(), np.where(x > 0, x, row))
+    np.testing.assert_array_equal(ts.where(r > 0, 1.0, a).numpy(), np.where(row > 0, 1.0, x))
+    col = ts.asarray(x[:, :1], split=0)
+    np.testing.assert_array_equal(ts.where(col > 0, r, 0.0).numpy(), np.where(x[:, :1] > 0, row, 0.0))
+    if a.device == "host":
+        np.testing.assert_array_equal(ts.where(a > 0, a, row).numpy(), np.where(x > 0, x, row))
+    with pytest.raises(ts.ShapeMismatch):
+        ts.where(a > 0, a, ts.zeros((4,), split=0))
+
+
+def test_shape_functions():
+    a = ts.zeros((6, 5, 4), split=1)
+    assert np.shape(a) == (6, 5, 4) and np.ndim(a) == 3 and np.size(a) == 120 and np.size(a, axis=-1) == 4
