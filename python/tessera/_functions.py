@@ -383,9 +383,14 @@ def norm(x, ord=None, axis=None, keepdims=False):
 
 
 @implements(np.where)
-def where(condition, x, y):
+def where(condition, x=None, y=None):
     """Elementwise choice (lazy, fused): x where condition, else y. Operands of different shapes
-    broadcast as NumPy's (the smaller ones materialized on the largest one's layout)."""
+    broadcast as NumPy's (the smaller ones materialized on the largest one's layout). With the
+    condition alone: nonzero(condition), as NumPy's."""
+    if x is None and y is None:
+        return nonzero(condition)
+    if x is None or y is None:
+        raise ValueError("either both or neither of x and y should be given")
     arrays = [v for v in (condition, x, y) if isinstance(v, ndarray)]
     if not arrays:
         raise TypeError("tessera.where needs at least one tessera.ndarray")

@@ -326,3 +326,12 @@ def test_where_broadcasts(runtime):
 def test_shape_functions():
     a = ts.zeros((6, 5, 4), split=1)
     assert np.shape(a) == (6, 5, 4) and np.ndim(a) == 3 and np.size(a) == 120 and np.size(a, axis=-1) == 4
+
+
+def test_where_of_the_condition_alone():
+    x = values((6, 5), np.float64)
+    a = ts.asarray(x, split=1)
+    for got, want in zip(np.where(a > 0.5), np.where(x > 0.5)):
+        np.testing.assert_array_equal(got.numpy(), want)
+    with pytest.raises(ValueError, match="both or neither"):
+        ts.where(a > 0, a)
