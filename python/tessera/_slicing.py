@@ -198,16 +198,20 @@ def _positions(a, k, axis):
 
 
 def _advanced(a, key):
-    """For a key with one index array (NumPy's advanced indexing with a single array): the
-    selection (per output axis (start, step, count) or positions), the axes of a they run along,
-    the dropped output axes and the result's shape. None for a basic key."""
+    """For a key with index arrays (NumPy's advanced indexing: one array among slices and
+    integers, or arrays and integers on every axis, broadcast together): the selection's global
+    flat positions in a (a 1-D int64 tessera array, in the result's row-major order) and the
+    result's shape. None for a basic key."""
     entries = expand(key, a.ndim)
     arrays = [d for d, k in enumerate(entries) if _is_index_array(k)]
     if not arrays:
         return None
     if len(arrays) > 1:
-        raise NotImplementedError("tessera indexes with one index array at a time (NumPy broadcasts several "
-                                  "together); index one axis, then the next")
+        if any(isinstance(k, slice) for k in entries):
+            raise NotImplementedError("several index arrays beside slices: tessera broadcasts index arrays together "
+                                      "where every axis takes an array or an integer (a[rows, cols]); index the "
+                                      "arrays' axes first, then slice")
+        return _pointwise(a, entries)
     ax = arrays[0]
     positions, index_shape = _positions(a, entries[ax], ax)
     ranges, dropped = normalize(entries[:ax] + (slice(None),) + entries[ax + 1:], a.shape)
@@ -225,14 +229,70 @@ def _advanced(a, key):
             shape += list(index_shape)
         elif d not in dropped:
             shape.append(sel[d][2])
-    drop_at = tuple(i for i, d in enumerate(order) if d in dropped)
-    return [sel[d] for d in order], order, drop_at, tuple(shape)
+    flat, _ = flat_positions(a, [sel[d] for d in order], source=order)
+    return flat, tuple(shape)
+
+
+def _index_values(a, k, axis):
+    """An integer index (array, list or int) along `axis`, bounds checked, negatives wrapped: a
+    NumPy int64 array, or a tessera int64 array (lazy) of k's shape."""
+    from . import _functions
+    n = a.shape[axis]
+    if isinstance(k, ndarray):
+        if k.dtype.kind not in "iu":
+            raise IndexError("arrays used as indices together must be of integer type")
+        if k.size:
+            hi, lo = int(_functions.max(k)), int(_functions.min(k))
+            if hi >= n or lo < -n:
+                raise IndexError(f"index {hi if hi >= n else lo} is out of bounds for axis {axis} with size {n}")
+        return k.astype(np.int64) + (k < 0).astype(np.int64) * n
+    v = np.asarray(k)
+    if v.size == 0:
+        v = v.astype(np.int64)
+    if v.dtype.kind not in "iu":
+        raise IndexError("arrays used as indices together must be of integer type")
+    if v.size and (v.max() >= n or v.min() < -n):
+        bad = v.max() if v.max() >= n else v.min()
+        raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
+    return (v % n if n else v).astype(np.int64)
+
+
+def _pointwise(a, entries):
+    """a[i0, i1, ...] with every axis indexed by an integer array or an integer, broadcast together
+    as NumPy's: (the flat positions, the broadcast shape)."""
+    from . import _functions
+    values = [_index_values(a, k, d) for d, k in enumerate(entries)]
+    shapes = [v.shape for v in values]
+    try:
+        full = tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together with shapes "
+                         + " ".join(map(str, shapes))) from None
+    n = int(np.prod(full, dtype=np.int64))
+    like = None
+    if full and n:
+        tessera_values = [v for v in values if isinstance(v, ndarray) and v.shape == full]
+        like = tessera_values[0] if tessera_values else _functions.empty(full, dtype=np.int64, split=0, device=a.device)
+    flat = None
+    for d, v in enumerate(values):
+        if not full:
+            p = _functions.asarray(np.asarray(v).reshape(1), split=0, device=a.device)
+        elif isinstance(v, ndarray) and v.shape == full:
+            p = _functions.ravel(v)
+        elif isinstance(v, ndarray):
+            p = _functions.ravel(_functions.broadcast_like(v, like))
+        else:
+            p = _functions.asarray(np.ascontiguousarray(np.broadcast_to(v, full)).ravel(), split=0, device=a.device)
+        if p._key is None or p._key[0] != "block" or p._key[2] != (0,):
+            p = p.resplit(0)
+        term = p * int(np.prod(a.shape[d + 1:], dtype=np.int64))
+        flat = term if flat is None else flat + term
+    return flat, full
 
 
 def _advanced_get(a, adv):
     from . import _functions
-    sel, order, _, shape = adv
-    flat, _ = flat_positions(a, sel, source=order)
+    flat, shape = adv
     taken = _functions.take(a, flat)
     if not shape:
         return taken.numpy().reshape(())[()]
@@ -309,8 +369,7 @@ def put(a, key, value):
         return put_values(a, flat, flat.shape, value)
     adv = _advanced(a, key)
     if adv is not None:
-        sel, order, _, shape = adv
-        flat, _ = flat_positions(a, sel, source=order)
+        flat, shape = adv
         return put_values(a, flat, shape, value)
     ranges, dropped = normalize(key, a.shape)
     full = tuple(count(*r) for r in ranges)

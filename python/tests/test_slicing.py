@@ -146,3 +146,24 @@ def test_advanced_and_distributed_assignment(split):
     a[1:3, 4] = a[5:7, 4]
     x[1:3, 4] = x[5:7, 4]
     np.testing.assert_array_equal(a.numpy(), x)
+
+
+@pytest.mark.parametrize("split", [0, 1, None])
+def test_index_arrays_broadcast_together(split):
+    x = values((7, 6, 5), np.float64)
+    a = ts.asarray(x, split=split)
+    rows, cols = np.array([0, 6, -1, 3]), np.array([[1], [5]])
+    for key in [np.s_[rows, [0, 1, 2, 3], 4], np.s_[rows, cols, 2], np.s_[[1, 2], [3, 4], [0, -1]], np.s_[[], [], []]]:
+        np.testing.assert_array_equal(a[key].numpy(), x[key])
+        assert a[key].shape == x[key].shape
+    t = ts.asarray(np.array([2, 0, 5]), split=0)
+    np.testing.assert_array_equal(a[t, t, 1].numpy(), x[[2, 0, 5], [2, 0, 5], 1])
+    a[rows, cols, 2] = -1.0
+    x[rows, cols, 2] = -1.0
+    a[[1, 2], [3, 4], [0, -1]] = np.array([7.0, 8.0])
+    x[[1, 2], [3, 4], [0, -1]] = np.array([7.0, 8.0])
+    np.testing.assert_array_equal(a.numpy(), x)
+    with pytest.raises(IndexError, match="broadcast"):
+        a[[0, 1], [0, 1, 2], 0]
+    with pytest.raises(NotImplementedError, match="beside slices"):
+        a[[0, 1], :, [0, 1]]
