@@ -159,39 +159,20 @@ def _positions(a, k, axis):
     checked; a boolean array: where it is true) and the index's shape."""
     from . import _functions
     n = a.shape[axis]
-    if not isinstance(k, ndarray):
-        k = np.asarray(k)
-        if k.dtype == np.bool_:
-            if k.ndim != 1 or k.shape[0] != n:
-                raise IndexError(f"boolean index did not match indexed array along axis {axis}; size of axis is {n} "
-                                 f"but size of corresponding boolean axis is {k.shape[0] if k.ndim else 0}")
-            k = np.flatnonzero(k)
-        elif k.size == 0:
-            k = k.astype(np.int64)
-        elif k.dtype.kind not in "iu":
-            raise IndexError("arrays used as indices must be of integer (or boolean) type")
-        if k.size and (k.max() >= n or k.min() < -n):
-            bad = k.max() if k.max() >= n else k.min()
-            raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
-        shape = k.shape
-        return _functions.asarray(np.ascontiguousarray((k % n if n else k).ravel(), dtype=np.int64), split=0,
-                                  device=a.device), shape
-    if k.device != a.device:
+    if isinstance(k, ndarray) and k.device != a.device:
         raise IndexError(f"an index array on {k.device} for an array on {a.device}: move it with .to()")
-    if k.dtype == np.bool_:
-        if k.ndim != 1 or k.shape[0] != n:
+    if (k.dtype if isinstance(k, ndarray) else np.asarray(k).dtype) == np.bool_:
+        m = k if isinstance(k, ndarray) else np.asarray(k)
+        if m.ndim != 1 or m.shape[0] != n:
             raise IndexError(f"boolean index did not match indexed array along axis {axis}; size of axis is {n} "
-                             f"but size of corresponding boolean axis is {k.shape[0]}")
-        p = _functions.flatnonzero(k)
+                             f"but size of corresponding boolean axis is {m.shape[0] if m.ndim else 0}")
+        p = _functions.flatnonzero(m) if isinstance(m, ndarray) else _functions.asarray(
+            np.flatnonzero(m).astype(np.int64), split=0, device=a.device)
         return p, p.shape
-    if k.dtype.kind not in "iu":
-        raise IndexError("arrays used as indices must be of integer (or boolean) type")
-    if k.size:
-        hi, lo = int(_functions.max(k)), int(_functions.min(k))
-        if hi >= n or lo < -n:
-            raise IndexError(f"index {hi if hi >= n else lo} is out of bounds for axis {axis} with size {n}")
-    flat = _functions.ravel(k)
-    p = flat.astype(np.int64) + (flat < 0).astype(np.int64) * n
+    v = _index_values(a, k, axis)
+    if not isinstance(v, ndarray):
+        return _functions.asarray(np.ascontiguousarray(v.ravel()), split=0, device=a.device), v.shape
+    p = _functions.ravel(v)
     if p._key is None or p._key[0] != "block":
         p = p.resplit(0)
     return p, k.shape
@@ -240,7 +221,7 @@ def _index_values(a, k, axis):
     n = a.shape[axis]
     if isinstance(k, ndarray):
         if k.dtype.kind not in "iu":
-            raise IndexError("arrays used as indices together must be of integer type")
+            raise IndexError("arrays used as indices must be of integer (or boolean) type")
         if k.size:
             hi, lo = int(_functions.max(k)), int(_functions.min(k))
             if hi >= n or lo < -n:
@@ -250,7 +231,7 @@ def _index_values(a, k, axis):
     if v.size == 0:
         v = v.astype(np.int64)
     if v.dtype.kind not in "iu":
-        raise IndexError("arrays used as indices together must be of integer type")
+        raise IndexError("arrays used as indices must be of integer (or boolean) type")
     if v.size and (v.max() >= n or v.min() < -n):
         bad = v.max() if v.max() >= n else v.min()
         raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
