@@ -40,13 +40,6 @@ using distributed::Box;
 using distributed::Index;
 using distributed::ProcessGrid;
 
-template <int R>
-index_t prod(const Index<R>& m, int from, int to) {  // m[from..to), 1 when empty
-  index_t p = 1;
-  for (int a = std::max(from, 0); a < std::min(to, R); ++a) p *= m[a];
-  return p;
-}
-
 // What a local FFT pass does: its kind and direction, whether it must keep its input, and what
 // its stores are multiplied by (normalization, a spectral factor; null: nothing).
 struct Transform {
@@ -419,11 +412,7 @@ struct detail::Engine {
     }
     return m;
   }
-  double factor(Norm norm, bool forward) const {
-    if (norm == Norm::ortho) return 1.0 / std::sqrt(count());
-    if (norm == Norm::none) return 1.0;
-    return (norm == Norm::forward) == forward ? 1.0 / count() : 1.0;
-  }
+  double factor(Norm norm, bool forward) const { return norm_factor(norm, forward, count()); }
   template <class T>
   std::vector<Array<T, R>> unbatch(const local::Array<T, R + 1>& buf, const Layout<R>& l) const {
     std::vector<Array<T, R>> v;

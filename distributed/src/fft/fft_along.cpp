@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "../detail/kernels.hpp"
+#include "stages.hpp"
 #include "tessera/fft/fft.hpp"
 #include "tessera/local/basic_ops.hpp"
 #include "tessera/local/fft_plan.hpp"
@@ -18,15 +19,9 @@
 namespace tessera::fft {
 namespace {
 namespace lf = local::fft;
+using detail::norm_factor;
+using detail::prod;
 using distributed::Index;
-using distributed::ProcessGrid;
-
-template <int R>
-index_t extent_product(const Index<R>& m, int from, int to) {  // m[from..to), 1 when empty
-  index_t p = 1;
-  for (int a = from; a < to; ++a) p *= m[a];
-  return p;
-}
 
 // The axes as numpy reads them (negative from the end), checked: distinct, in range, none split
 // over more than one rank (InvalidArgument naming the first that is).
@@ -62,19 +57,8 @@ Layout<R> with_extent(const Layout<R>& l, int axis, index_t n) {
   return Layout<R>(l.grid(), shape, l.split(), off, Index<R>{}, l.periodic());
 }
 
-// The norm's factor for a transform of `points` points in direction `forward`.
-double norm_factor(Norm norm, bool forward, double points) {
-  switch (norm) {
-    case Norm::backward: return forward ? 1.0 : 1.0 / points;
-    case Norm::ortho: return 1.0 / std::sqrt(points);
-    case Norm::forward: return forward ? 1.0 / points : 1.0;
-    case Norm::none: return 1.0;
-  }
-  return 1.0;
-}
-
-// A packed block on the default stream of x's device: x's interior itself when it is contiguous
-// (after x's stream), else a copy.
+// x's block, packed, on the default stream of x's device: x's interior itself when it is
+// contiguous (after x's stream), else a copy (the R2C's input).
 template <class T, int R>
 local::Array<T, R> packed(const Array<T, R>& x) {
   const Stream& s = Stream::default_for(x.device());
@@ -86,8 +70,8 @@ local::Array<T, R> packed(const Array<T, R>& x) {
   return p;
 }
 
-// One local pass over a packed block of shape `shape` (the output's; `in_n` is the input's extent
-// along `first` where an r2c/c2r changes it): `kind` along axes [first, last].
+// One local pass over packed blocks: `kind` along axes [first, last] of the input block
+// `in_shape` into the output block `out_shape`.
 template <class Real, int R>
 struct Pass {
   lf::Kind kind;
@@ -114,10 +98,10 @@ void run_pass(const Pass<Real, R>& ps, const void* in, void* out, Device dev) {
     p.inembed[k] = is[ps.first + k];
     p.onembed[k] = os[ps.first + k];
   }
-  const index_t inner = extent_product<R>(is, ps.last + 1, R);
-  const index_t outer = extent_product<R>(is, 0, ps.first);
-  const index_t in_run = extent_product<R>(is, ps.first, ps.last + 1) * inner;  // elements per outer block
-  const index_t out_run = extent_product<R>(os, ps.first, ps.last + 1) * inner;
+  const index_t inner = prod<R>(is, ps.last + 1, R);
+  const index_t outer = prod<R>(is, 0, ps.first);
+  const index_t in_run = prod<R>(is, ps.first, ps.last + 1) * inner;  // elements per outer block
+  const index_t out_run = prod<R>(os, ps.first, ps.last + 1) * inner;
   p.istride = p.ostride = inner;
   p.idist = inner == 1 ? in_run : 1;
   p.odist = inner == 1 ? out_run : 1;
@@ -165,7 +149,7 @@ void c2c_passes(std::complex<Real>* data, const Index<R>& shape, std::vector<int
   }
 }
 
-template <class T, int R>
+template <int R>
 double points_along(const Index<R>& shape, const std::vector<int>& axes) {
   double n = 1;
   for (int a : axes) n *= static_cast<double>(shape[a]);
@@ -191,11 +175,11 @@ Array<T, R> fft_along(const Array<T, R>& x, const std::vector<int>& axes, bool f
   using Real = typename detail::RealOf<T>::type;
   const auto ax = checked_axes(x.layout(), axes, "fft_along");
   const Device dev = x.device();
-  Array<T, R> y(with_extent(x.layout(), ax.front(), x.global_shape()[ax.front()]), dev);
-  local::copy(y.local(), packed(x));
-  const auto shape = y.local().shape();
-  c2c_passes<Real, R>(y.local().data(), shape, ax, forward, dev);
-  scale_by<Real>(y.local().data(), y.local().size(), norm_factor(norm, forward, points_along<T, R>(x.global_shape(), ax)),
+  Array<T, R> y(x.layout().with_halo({}), dev);
+  Stream::default_for(dev).wait_for(x.stream());
+  local::copy(y.local(), x.interior());  // the transforms run in place on the copy
+  c2c_passes<Real, R>(y.local().data(), y.local().shape(), ax, forward, dev);
+  scale_by<Real>(y.local().data(), y.local().size(), norm_factor(norm, forward, points_along<R>(x.global_shape(), ax)),
                  dev);
   return y;
 }
@@ -212,7 +196,7 @@ Array<std::complex<T>, R> rfft_along(const Array<T, R>& x, const std::vector<int
   run_pass<T, R>(Pass<T, R>{lf::Kind::r2c, lf::Direction::forward, last, last, in.shape(), y.local().shape(), n},
                  in.data(), y.local().data(), dev);
   c2c_passes<T, R>(y.local().data(), y.local().shape(), std::vector<int>(ax.begin(), ax.end() - 1), true, dev);
-  scale_by<T>(y.local().data(), y.local().size(), norm_factor(norm, true, points_along<T, R>(x.global_shape(), ax)),
+  scale_by<T>(y.local().data(), y.local().size(), norm_factor(norm, true, points_along<R>(x.global_shape(), ax)),
               dev);
   return y;
 }
@@ -237,7 +221,7 @@ Array<T, R> irfft_along(const Array<std::complex<T>, R>& y, const std::vector<in
                  work.data(), x.local().data(), dev);
   Index<R> real_shape = y.global_shape();
   real_shape[last] = n;
-  scale_by<T>(x.local().data(), x.local().size(), norm_factor(norm, false, points_along<T, R>(real_shape, ax)), dev);
+  scale_by<T>(x.local().data(), x.local().size(), norm_factor(norm, false, points_along<R>(real_shape, ax)), dev);
   return x;
 }
 

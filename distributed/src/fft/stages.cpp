@@ -1,6 +1,8 @@
 // The stages of a distributed FFT from shapes and counts alone (stages.hpp).
 #include "stages.hpp"
 
+#include <cmath>
+
 #include "tessera/distributed/rule.hpp"
 #include "tessera/local/error.hpp"
 
@@ -57,6 +59,12 @@ std::string str(const StagePlan& p) {
     s += "] of " + std::to_string(st.grid_axes) + " grid axes";
   }
   return s;
+}
+
+double norm_factor(Norm norm, bool forward, double points) {
+  if (norm == Norm::ortho) return 1.0 / std::sqrt(points);
+  if (norm == Norm::none) return 1.0;
+  return (norm == Norm::forward) == forward ? 1.0 / points : 1.0;
 }
 
 }  // namespace tessera::fft::detail

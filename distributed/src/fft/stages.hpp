@@ -3,6 +3,7 @@
 // how the ranks split the array while it does. The engine (fft.cpp) makes the layouts from them
 // and joins the stages by exchanges.
 #pragma once
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -39,5 +40,17 @@ StagePlan make_stages(const std::vector<local::index_t>& shape, int ranks, Decom
 
 /// "slab: axes 1..2 on [0 -1 -1] of 1 grid axes; axes 0..0 on [-1 0 -1] of 1 grid axes".
 std::string str(const StagePlan& p);
+
+/// The factor numpy's norm= puts on a transform of `points` points in direction `forward`
+/// (backward: 1/N on the inverse; ortho: 1/sqrt(N) both ways; forward: 1/N forward; none: 1).
+double norm_factor(Norm norm, bool forward, double points);
+
+/// m[from..to) multiplied, the range clipped to the array (1 when empty).
+template <int R>
+local::index_t prod(const distributed::Index<R>& m, int from, int to) {
+  local::index_t p = 1;
+  for (int a = std::max(from, 0); a < std::min(to, R); ++a) p *= m[a];
+  return p;
+}
 
 }  // namespace tessera::fft::detail
