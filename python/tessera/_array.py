@@ -368,21 +368,9 @@ class ndarray(_Shaped):
         if not isinstance(other, (ndarray, np.ndarray)) or shape == () or (isinstance(other, ndarray)
                                                                            and shape == self.shape):
             return self, other
-        if isinstance(other, np.ndarray) and self.device != "host":
-            raise DeviceMismatch(f"a NumPy operand for an array on {self.device} (rank {self._rt.rank}): "
-                                 f"tessera.asarray(x, device=...) moves it explicitly")
-        try:
-            full = tuple(np.broadcast_shapes(self.shape, shape))
-        except ValueError:
-            raise ShapeMismatch(f"operands could not be broadcast together with shapes {self.shape} {shape} "
-                                f"(rank {self._rt.rank})") from None
         from . import _functions
-        if full == self.shape:
-            return self, _functions.broadcast_like(other, self)
-        if isinstance(other, ndarray) and full == other.shape:
-            return _functions.broadcast_like(self, other), other
-        like = _functions.empty(full, dtype=self.dtype, split=_functions.split_for(self, full), device=self.device)
-        return _functions.broadcast_like(self, like, like), _functions.broadcast_like(other, like)
+        _, (me, other) = _functions.broadcast_operands((self, other))
+        return me, other
 
     def _binary(self, ufunc, other, reflected=False):
         me, other = self._broadcast_with(other)

@@ -394,23 +394,7 @@ def where(condition, x=None, y=None):
     arrays = [v for v in (condition, x, y) if isinstance(v, ndarray)]
     if not arrays:
         raise TypeError("tessera.where needs at least one tessera.ndarray")
-    shapes = [v.shape for v in (condition, x, y) if isinstance(v, (ndarray, np.ndarray))]
-    try:
-        full = tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        raise ShapeMismatch(f"operands could not be broadcast together with shapes {' '.join(map(str, shapes))} "
-                            f"(rank {arrays[0]._rt.rank})") from None
-    like = next((v for v in arrays if v.shape == full), None)
-    if like is None:
-        like = empty(full, dtype=arrays[0].dtype, split=split_for(arrays[0], full), device=arrays[0].device)
-    operands = []
-    for v in (condition, x, y):
-        if v is not like and (isinstance(v, np.ndarray) and v.ndim or isinstance(v, ndarray) and v.shape != full):
-            if isinstance(v, np.ndarray) and like.device != "host":
-                raise DeviceMismatch(f"a NumPy operand for an array on {like.device} (rank {like._rt.rank}): "
-                                     f"tessera.asarray(x, device=...) moves it explicitly")
-            v = broadcast_like(v, like)
-        operands.append(v)
+    like, operands = broadcast_operands((condition, x, y))
     args = [like._operand(v) for v in operands]
     if builtins.any(e is None for e in args):
         raise TypeError("tessera.where takes tessera arrays of one layout and scalars")
@@ -546,6 +530,36 @@ def take(a, indices):
     return from_handle(a._rt, _tessera.take(a._handle(), idx._handle()), a)
 
 
+def broadcast_operands(values):
+    """The tessera and NumPy arrays among `values` (at least one tessera array; scalars and 0-d
+    arrays stay) on one layout of NumPy's broadcast shape: (the array whose layout they share,
+    the values). That is the first tessera array of that shape, else a new array split as
+    split_for says, into which the first tessera array is broadcast. A NumPy operand of a GPU
+    array raises DeviceMismatch (an explicit move, never a silent one)."""
+    arrays = [v for v in values if isinstance(v, ndarray)]
+    shapes = [v.shape for v in values if isinstance(v, (ndarray, np.ndarray))]
+    try:
+        full = tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ShapeMismatch(f"operands could not be broadcast together with shapes {' '.join(map(str, shapes))} "
+                            f"(rank {arrays[0]._rt.rank})") from None
+    like = next((v for v in arrays if v.shape == full), None)
+    out = []
+    if like is None:
+        first = arrays[0]
+        like = empty(full, dtype=first.dtype, split=split_for(first, full), device=first.device)
+        broadcast_like(first, like, like)
+        values = [like if v is first else v for v in values]
+    for v in values:
+        if isinstance(v, np.ndarray) and v.ndim or isinstance(v, ndarray) and v.shape != full:
+            if isinstance(v, np.ndarray) and like.device != "host":
+                raise DeviceMismatch(f"a NumPy operand for an array on {like.device} (rank {like._rt.rank}): "
+                                     f"tessera.asarray(x, device=...) moves it explicitly")
+            v = broadcast_like(v, like)
+        out.append(v)
+    return like, out
+
+
 def split_for(a, shape):
     """The axis to split an array of `shape` that a broadcasts into: a's own split axis where it
     is whole there, else the longest axis."""
@@ -658,19 +672,16 @@ def histogram(a, bins=10, range=None, density=None, weights=None):
         if lo == hi:
             lo, hi = lo - 0.5, hi + 0.5
         edges = np.linspace(lo, hi, builtins.max(int(bins), 0) + 1)
-    else:
-        if range is not None:
-            pass  # NumPy ignores range= when the edges are given
+    else:  # (NumPy ignores range= when the edges are given)
         edges = np.asarray(bins, dtype=np.float64)
         if edges.ndim != 1 or edges.size < 2:
             raise ValueError("`bins` must be 1d, when an array")
         if np.any(np.diff(edges) < 0):
             raise ValueError("`bins` must increase monotonically, when an array")
-    if weights is None and isinstance(bins, (int, np.integer)):
-        counts = np.asarray(_tessera.histogram(a._handle(), int(bins), lo, hi), dtype=np.int64)
-    elif weights is None and _uniform(edges):
-        counts = np.asarray(_tessera.histogram(a._handle(), edges.size - 1, float(edges[0]), float(edges[-1])),
-                            dtype=np.int64)
+    counted = isinstance(bins, (int, np.integer))  # (bins < 1 reach the library's InvalidArgument)
+    if weights is None and (counted or _uniform(edges)):
+        nbins = int(bins) if counted else edges.size - 1
+        counts = np.asarray(_tessera.histogram(a._handle(), nbins, float(edges[0]), float(edges[-1])), dtype=np.int64)
     else:
         keys = _bin_keys(a, edges)
         if weights is None:
