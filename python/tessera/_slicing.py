@@ -10,7 +10,7 @@ import builtins
 import numpy as np
 
 from . import _dtypes, _tessera
-from ._array import DEVICE, HOST, ndarray
+from ._array import DEVICE, HOST, _can_cast, ndarray
 
 
 def expand(key, ndim):
@@ -249,11 +249,9 @@ def _pointwise(a, entries):
     except ValueError:
         raise IndexError("shape mismatch: indexing arrays could not be broadcast together with shapes "
                          + " ".join(map(str, shapes))) from None
-    n = int(np.prod(full, dtype=np.int64))
-    like = None
-    if full and n:
-        tessera_values = [v for v in values if isinstance(v, ndarray) and v.shape == full]
-        like = tessera_values[0] if tessera_values else _functions.empty(full, dtype=np.int64, split=0, device=a.device)
+    # The layout a tessera index array of another shape is broadcast onto: one of the full shape
+    # if any, else a new one (made only when needed).
+    like = next((v for v in values if isinstance(v, ndarray) and v.shape == full), None)
     flat = None
     for d, v in enumerate(values):
         if not full:
@@ -261,6 +259,8 @@ def _pointwise(a, entries):
         elif isinstance(v, ndarray) and v.shape == full:
             p = _functions.ravel(v)
         elif isinstance(v, ndarray):
+            if like is None:
+                like = _functions.empty(full, dtype=np.int64, split=0, device=a.device)
             p = _functions.ravel(_functions.broadcast_like(v, like))
         else:
             p = _functions.asarray(np.ascontiguousarray(np.broadcast_to(v, full)).ravel(), split=0, device=a.device)
@@ -397,7 +397,7 @@ def put_values(a, flat, want, value):
             raise ValueError(f"could not broadcast input array from shape {value.shape} into shape {want}")
         if value.size == 1 and value.shape != want:
             return _functions.put(a, flat, value.numpy().reshape(()).astype(a.dtype)[()])
-        if not _can_cast_same_kind(value.dtype, a.dtype):
+        if not _can_cast(value.dtype, a.dtype):
             raise TypeError(f"cannot assign {value.dtype} values to a {a.dtype} array (casting rule 'same_kind')")
         values = _functions.ravel(value)
     else:
@@ -412,7 +412,3 @@ def put_values(a, flat, want, value):
     if values._key != flat._key:
         values = values.resplit(0)
     _functions.put(a, flat, values)
-
-
-def _can_cast_same_kind(src, dst):
-    return bool(np.can_cast(src, dst, "same_kind"))
