@@ -380,8 +380,9 @@ struct SaveParts {
 // its block is still being staged to the host; the others once their pieces have arrived.
 class ZarrSave : SaveParts {
  public:
-  ZarrSave(const std::string& dir, const ZarrShard& s, const Vec& chunk_shape, const ZarrWriteOptions& o)
-      : SaveParts(dir, s, o, write_meta(s, chunk_shape, o)), grid_(s.global, meta_.chunks), my_ext_(block_.shape()), type_{meta_.chunks, es_, dtype_swap_unit(meta_.dtype), std::string(es_, '\0')},
+  ZarrSave(const std::string& dir, const ZarrShard& s, ZarrayMeta meta, const ZarrWriteOptions& o)
+      : SaveParts(dir, s, o, std::move(meta)), grid_(s.global, meta_.chunks), my_ext_(block_.shape()),
+        type_{meta_.chunks, es_, dtype_swap_unit(meta_.dtype), std::string(es_, '\0')},
         chunk_bytes_(static_cast<std::size_t>(type_.count()) * es_),
         // A shard with nothing after it is written piece by piece, raw inner chunks straight from the data.
         by_pieces_(meta_.codecs.shard && meta_.codecs.transpose.empty() && !meta_.codecs.big_endian &&
@@ -670,6 +671,10 @@ class ShardedSave : SaveParts {
     try {
       const std::int64_t rows = s_.canonical[me_] && !block_.empty() ? block_.shape()[0] : 0;
       for (std::int64_t r0 = 0; s_.stage && r0 < rows; r0 += s_.stage_rows) s_.stage(r0, std::min(s_.stage_rows, rows - r0));
+      // The fill chunk (its size lays out every shard; owners write it where no rank holds one).
+      zero_buf_ = PooledBytes(inner_bytes_);
+      if (inner_bytes_) std::memset(zero_buf_.data(), 0, inner_bytes_);
+      zero_ = encode_chunk(spec_.codecs, zero_buf_.data(), inner_type_, 1);  // (may view zero_buf_)
       if (!s_.canonical[me_] || block_.empty()) return "";
       shards_.for_each(block_, [&](const Vec& shard) {
         for (std::int64_t k = 0; k < per_shard_; ++k) {
@@ -677,9 +682,6 @@ class ShardedSave : SaveParts {
           if (block_.contains(lo)) mine_.push_back(Inner{shard, k, {}, {}});
         }
       });
-      PooledBytes zero(inner_bytes_);
-      if (inner_bytes_) std::memset(zero.data(), 0, inner_bytes_);
-      zero_size_ = encode_chunk(spec_.codecs, zero.data(), inner_type_, 1).bytes.size();
       return parallel_for(mine_.size(), threads_, [&](std::size_t i) { encode(mine_[i]); });
     } catch (const std::exception& e) {
       return tessera::detail::message_of(e);
@@ -734,7 +736,7 @@ class ShardedSave : SaveParts {
     f.index.resize(2 * static_cast<std::size_t>(per_shard_));
     for (std::int64_t k = 0; k < per_shard_; ++k) {
       const std::uint64_t held = it == sizes_.end() ? kNone : it->second[static_cast<std::size_t>(k)];
-      const std::size_t n = held == kNone ? zero_size_ : static_cast<std::size_t>(held);  // held by none: fill
+      const std::size_t n = held == kNone ? zero_.bytes.size() : static_cast<std::size_t>(held);  // held by none: fill
       f.index[2 * k] = at, f.index[2 * k + 1] = n, at += n;
     }
     f.index_at = spec_.index_at_end ? at : 0;
@@ -774,12 +776,9 @@ class ShardedSave : SaveParts {
     const auto held = sizes_.find(linear(shard));
     if (held != sizes_.end() && std::none_of(held->second.begin(), held->second.end(), [](auto v) { return v == kNone; }))
       return;
-    PooledBytes zero(inner_bytes_);
-    if (inner_bytes_) std::memset(zero.data(), 0, inner_bytes_);
-    const Encoded z = encode_chunk(spec_.codecs, zero.data(), inner_type_, 1);
     for (std::int64_t k = 0; k < per_shard_; ++k)
       if (held == sizes_.end() || held->second[static_cast<std::size_t>(k)] == kNone)
-        write_at(fd, tmp, z.bytes, f.index[2 * k]);
+        write_at(fd, tmp, zero_.bytes, f.index[2 * k]);
   }
 
   // This rank's inner chunks, each at its offset in its shard's file (a file opened once per shard).
@@ -824,7 +823,8 @@ class ShardedSave : SaveParts {
   const std::size_t inner_bytes_;
   std::int64_t per_shard_;
   const int threads_;
-  std::size_t zero_size_ = 0;
+  PooledBytes zero_buf_;
+  Encoded zero_;
   std::vector<Inner> mine_;
   std::vector<Vec> owned_;
   std::map<std::int64_t, std::vector<std::uint64_t>> sizes_;  // per shard (linear index): encoded sizes
@@ -1012,7 +1012,7 @@ class ZarrLoad {
 void save_zarr_host(const std::string& dir, const ZarrShard& s, const Vec& chunk_shape, const ZarrWriteOptions& o) {
   ZarrayMeta meta = write_meta(s, chunk_shape, o);
   if (ShardedSave::applies(s, meta)) return ShardedSave(dir, s, std::move(meta), o)();
-  ZarrSave(dir, s, chunk_shape, o)();
+  ZarrSave(dir, s, std::move(meta), o)();
 }
 
 void load_zarr_host(const std::string& dir, const ZarrShard& s) {
