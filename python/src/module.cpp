@@ -351,15 +351,26 @@ std::vector<local::jit::KernelArg> kernel_args(const std::vector<py::tuple>& arg
   return v;
 }
 
+// The array arguments placed on device `d` (kernel_args reads them with the GIL held, before the
+// device is known).
+void place_on(std::vector<local::jit::KernelArg>& v, Device d) {
+  for (auto& a : v)
+    if (!a.scalar) a.device = d;
+}
+
+// A ReductionKernel from the Python object's code list (its constructor's eight strings).
+local::ReductionKernel reduction_kernel(const std::vector<std::string>& code) {
+  return local::ReductionKernel(code.at(0), code.at(1), code.at(2), code.at(3), code.at(4), code.at(5), code.at(6),
+                                code.at(7));
+}
+
 void run_string_kernel(const std::string& in_params, const std::string& out_params, const std::string& body,
                        const std::string& name, const std::vector<py::tuple>& args) {
   auto v = kernel_args(args);
   guarded("ElementwiseKernel", [&] {
     auto params = local::jit::parse_params(in_params, false);
     for (auto& p : local::jit::parse_params(out_params, true)) params.push_back(p);
-    const Device d = runtime_device();
-    for (auto& a : v)
-      if (!a.scalar) a.device = d;
+    place_on(v, runtime_device());
     local::jit::run_string_kernel(params, body, name, std::move(v));
   });
 }
@@ -369,12 +380,8 @@ void run_string_kernel(const std::string& in_params, const std::string& out_para
 void run_reduction_rows(const std::vector<std::string>& code, const std::vector<py::tuple>& args) {
   auto v = kernel_args(args);
   guarded("ReductionKernel", [&] {
-    const local::ReductionKernel k(code.at(0), code.at(1), code.at(2), code.at(3), code.at(4), code.at(5), code.at(6),
-                                   code.at(7));
-    const Device d = runtime_device();
-    for (auto& a : v)
-      if (!a.scalar) a.device = d;
-    k.run_args(std::move(v), true);
+    place_on(v, runtime_device());
+    reduction_kernel(code).run_args(std::move(v), true);
   });
 }
 
@@ -387,12 +394,10 @@ std::vector<py::bytes> run_reduction_kernel(const std::vector<std::string>& code
   auto v = kernel_args(args);
   std::vector<std::string> values;
   guarded("ReductionKernel", [&] {
-    const local::ReductionKernel k(code.at(0), code.at(1), code.at(2), code.at(3), code.at(4), code.at(5), code.at(6),
-                                   code.at(7));
+    const local::ReductionKernel k = reduction_kernel(code);
     auto a = get_array({like}, "like");
     const Device d = a->device;
-    for (auto& x : v)
-      if (!x.scalar) x.device = d;
+    place_on(v, d);
     // The outputs: one element each, of the inputs' rank, on the device.
     std::vector<Buffer> outs;
     for (int c : out_dtypes) {
