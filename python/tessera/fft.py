@@ -134,7 +134,7 @@ def _plan_with_output(rt, layout, kind):
 
 def _transform(rt, p, direction, x, norm, layout, dtype, key, out=None):
     """Runs plan p on x: into a new array (the plan's own result, no copy), or into `out`
-    (NumPy's out=, where it fits exactly; one copy more)."""
+    (NumPy's out=, where it fits exactly: the last pass writes out's memory)."""
     if out is None:
         h = _tessera.fft_execute_new(p, direction, x._handle(), _norm(norm))
         return ndarray(rt, key, dtype, x.device, layout=layout, handle=h)

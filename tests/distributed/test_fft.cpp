@@ -260,6 +260,51 @@ TYPED_TEST(DistFft, BatchedAndInPlace) {
   }
 }
 
+// forward_into/backward_into write the caller's arrays: slab and (at 4 ranks) pencil stages, one
+// and several chunks, C2C and R2C, a destination with halos (the result copied there), and a
+// destination of other blocks refused.
+template <class In>
+void check_into(const td::Layout<3>& l, Device d, fft::Options opt) {
+  using Out = typename fft::Plan<In, 3>::Out;
+  const auto n = l.global_shape();
+  const auto x0 = pattern<In>(ts::local::shape_size(n), 3);
+  const auto x = make<In, 3>(l, d, x0);
+  const auto plan = fft::get_plan<In, 3>(l, d, opt);
+  td::Array<Out, 3> y(plan->output_layout(), d);
+  plan->forward_into(x, y, fft::Norm::ortho);
+  const auto want = serial<In, 3>(x0, n);
+  const double scale = 1 / std::sqrt(double(ts::local::shape_size(n)));
+  std::vector<Out> scaled(want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) scaled[i] = want[i] * static_cast<typename Out::value_type>(scale);
+  EXPECT_LE(rel_err(gather_to_host(y), scaled), tol<In>()) << "forward_into " << plan->describe();
+  td::Array<In, 3> back(l, d);
+  plan->backward_into(y, back, fft::Norm::ortho);
+  EXPECT_LE(rel_err(gather_to_host(back), x0), tol<In>()) << "backward_into " << plan->describe();
+  td::Array<In, 3> with_halos(l.with_halo({1, 1, 1}), d);  // not packed: the result is copied in
+  plan->backward_into(y, with_halos, fft::Norm::ortho);
+  EXPECT_LE(rel_err(gather_to_host(with_halos), x0), tol<In>()) << "backward_into an array with halos";
+  if (l.grid().size() > 1 && !plan->output_layout().same_blocks(l)) {
+    td::Array<Out, 3> wrong(td::Layout<3>(l.grid(), plan->output_layout().global_shape(), {-1, -1, 0}), d);
+    EXPECT_THROW(plan->forward_into(x, wrong), td::LayoutMismatch);
+  }
+}
+TYPED_TEST(DistFft, IntoCallersArrays) {
+  const auto d = this->device();
+  const auto world = tessera::testing::world();
+  const td::Index<3> n{10, 6, 8};
+  const auto slab = td::Layout<3>::block(td::ProcessGrid(world), n);
+  for (int chunks : {1, 3}) {
+    check_into<std::complex<double>>(slab, d, {.chunks = chunks});
+    check_into<double>(slab, d, {.chunks = chunks});
+  }
+  check_into<std::complex<float>>(uneven(slab), d, {});
+  if (world.size() == 4) {
+    const auto pencil = td::Layout<3>::block(td::ProcessGrid::balanced(world, 2), n);
+    check_into<std::complex<double>>(pencil, d, {.decomposition = fft::Decomposition::pencil});
+    check_into<double>(pencil, d, {.decomposition = fft::Decomposition::pencil});
+  }
+}
+
 // Real fields: the backward's c2r pass rides on its last exchange (per field, or per chunk of
 // planes for one field).
 TYPED_TEST(DistFft, BatchedRealRoundTrip) {

@@ -235,6 +235,18 @@ struct detail::Engine {
     return distributed::redistribute(a, l);
   }
 
+  // dst's block as the one-field buffer of stage layout `l` that the last pass writes: where dst
+  // lies as `l` with a packed, non-empty interior apart from the input `src`; else empty (the
+  // caller copies the result into dst).
+  template <class T, class S>
+  local::Array<T, R + 1> direct_output(Array<T, R>* dst, const Layout<R>& l, const S* src) const {
+    if (!dst || !dst->layout().same_blocks(l) || !dst->interior().is_contiguous() || dst->interior().size() == 0 ||
+        static_cast<const void*>(dst->interior().data()) == static_cast<const void*>(src))
+      return {};
+    Stream::default_for(dev).wait_for(dst->stream());
+    return dst->interior().template reshape<R + 1>(batched<R + 1>(1, block(l)));
+  }
+
   // The transposes' pipeline depth: Options::chunks, else the settings' rule on size * fields / P^2
   // elements (a pair's share of a slab transpose; from global sizes, so the same on every rank).
   int depth(index_t size, index_t fields) const {
@@ -338,6 +350,7 @@ struct detail::Engine {
     Transform transform;
     bool done = false;
     const Then* then = nullptr;
+    const local::Array<Out, R + 1>* into = nullptr;  // the next stage's buffer, where the caller has one
   };
   // The step's result: the next stage's buffer, and whether `then` (the next stage's pass) ran.
   struct Stepped {
@@ -368,7 +381,8 @@ struct detail::Engine {
       if (!x.done) chunk_pass<I>(stage, src, cur, fields, x.transform, produce_axis, 0, 1, work);
       produce = false, consume = true;
     }
-    local::Array<Out, R + 1> next_data(batched<R + 1>(fields, block(next_stage.layout)), dev);
+    local::Array<Out, R + 1> next_data =
+        x.into ? *x.into : local::Array<Out, R + 1>(batched<R + 1>(fields, block(next_stage.layout)), dev);
     std::vector<const Out*> next_fields;
     const index_t per_field = local::shape_size(block(next_stage.layout));
     for (index_t f = 0; f < fields; ++f) next_fields.push_back(next_data.data() + f * per_field);
@@ -421,8 +435,10 @@ struct detail::Engine {
     return v;
   }
 
+  // `into` (one field, out of place): an array of the output layout the spectrum is written to
+  // where its block allows (direct_output), else the caller copies.
   std::vector<Array<Out, R>> forward(const std::vector<Array<In, R>>& xs, Norm norm, bool in_place,
-                                     const Spectral& sp = {}) const {
+                                     const Spectral& sp = {}, Array<Out, R>* into = nullptr) const {
     const index_t F = static_cast<index_t>(xs.size());
     const auto agreed = distributed::check_call<In, R>("fft forward", in, dev, "x", xs[0].layout(), "norm", norm,
                                                        "fields", F, "in_place", in_place, "spectral",
@@ -448,19 +464,27 @@ struct detail::Engine {
     if constexpr (!real_input) {
       if (in_place && F == 1) cur = src[0].template reshape<R + 1>(batched<R + 1>(1, block(first)));
     }
-    if (!cur.data() || cur.size() == 0) cur = local::Array<Out, R + 1>(batched<R + 1>(F, block(stages[0].layout)), dev);
     const int S = static_cast<int>(stages.size());
+    local::Array<Out, R + 1> direct;
+    if (F == 1 && !in_place && result.same_blocks(last_stage())) direct = direct_output(into, last_stage(), ptr[0]);
+    if (!cur.data() || cur.size() == 0)
+      cur = S == 1 && direct.data() ? direct
+                                    : local::Array<Out, R + 1>(batched<R + 1>(F, block(stages[0].layout)), dev);
+    // The exchange into the last stage writes the caller's buffer.
+    const local::Array<Out, R + 1>* into_last = direct.data() ? &direct : nullptr;
     const auto mult = multiply(stages.back(), factor(norm, true), sp);  // the last pass's stores
     auto last = [&](int i) { return i + 1 == S && mult ? &*mult : nullptr; };
     // Each later stage is c2c: its pass may ride on the exchange into it.
     auto then = [&](int j, Then& t) -> const Then* { return j < S ? &(t = Then{lf::Direction::forward, last(j)}) : nullptr; };
     Then t;
-    auto r = step<In>({0, S > 1 ? 1 : -1, F, {kind, lf::Direction::forward, true, last(0)}, false, then(1, t)}, ptr, cur);
+    auto r = step<In>({0, S > 1 ? 1 : -1, F, {kind, lf::Direction::forward, true, last(0)}, false, then(1, t),
+                       S == 2 ? into_last : nullptr},
+                      ptr, cur);
     for (int i = 1; i < S; ++i) {
       std::vector<const Out*> p;
       for (index_t f = 0; f < F; ++f) p.push_back(r.data.data() + f * local::shape_size(block(stages[i].layout)));
       r = step<Out>({i, i + 1 < S ? i + 1 : -1, F, {lf::Kind::c2c, lf::Direction::forward, false, last(i)}, r.then_ran,
-                     then(i + 1, t)},
+                     then(i + 1, t), i + 2 == S ? into_last : nullptr},
                     p, r.data);
     }
     cur = r.data;
@@ -469,7 +493,9 @@ struct detail::Engine {
     return ys;
   }
 
-  std::vector<Array<In, R>> backward(const std::vector<Array<Out, R>>& ys, Norm norm, bool in_place) const {
+  // `into` as in forward: an array of the input layout the result is written to where it can be.
+  std::vector<Array<In, R>> backward(const std::vector<Array<Out, R>>& ys, Norm norm, bool in_place,
+                                     Array<In, R>* into = nullptr) const {
     const index_t F = static_cast<index_t>(ys.size());
     const auto agreed = distributed::check_call<Out, R>("fft backward", in, dev, "y", ys[0].layout(), "norm", norm,
                                                         "fields", F, "in_place", in_place);
@@ -482,9 +508,12 @@ struct detail::Engine {
       }
     }
     const int S = static_cast<int>(stages.size());
+    local::Array<In, R + 1> direct;
+    if (F == 1 && !in_place && in.same_blocks(first)) direct = direct_output(into, first, src[0].data());
     local::Array<Out, R + 1> cur;
     if (in_place && F == 1 && !real_input) cur = src[0].template reshape<R + 1>(batched<R + 1>(1, block(last_stage())));
-    else if (!(real_input && S == 1)) cur = local::Array<Out, R + 1>(batched<R + 1>(F, block(last_stage())), dev);
+    else if constexpr (!real_input) cur = S == 1 && direct.data() ? direct : local::Array<Out, R + 1>(batched<R + 1>(F, block(last_stage())), dev);
+    else if (S > 1) cur = local::Array<Out, R + 1>(batched<R + 1>(F, block(last_stage())), dev);
     std::vector<const Out*> p;
     for (const auto& b : src) p.push_back(b.data());
     // The scale rides on the first pass's stores: there it is free on GPUs (the axis pass of
@@ -494,12 +523,15 @@ struct detail::Engine {
     // A later pass may ride on the exchange into it: c2c in place, or the last (c2r) pass into res,
     // which therefore exists during that exchange. S >= 2 there: the scale is on the first pass.
     local::Array<In, R + 1> res;
-    if constexpr (real_input) res = local::Array<In, R + 1>(batched<R + 1>(F, block(first)), dev);
+    if constexpr (real_input) res = direct.data() ? direct : local::Array<In, R + 1>(batched<R + 1>(F, block(first)), dev);
+    // A c2c's exchange into the first stage writes the caller's buffer.
+    const local::Array<Out, R + 1>* into_first = nullptr;
+    if constexpr (!real_input) into_first = direct.data() ? &direct : nullptr;
     const Then then{lf::Direction::backward, nullptr}, into_res{lf::Direction::backward, nullptr, &res};
     bool done = false;
     for (int i = S - 1; i >= 1; --i) {
       const auto r = step<Out>({i, i - 1, F, {lf::Kind::c2c, lf::Direction::backward, false, i == S - 1 ? scale_first : nullptr},
-                                done, real_input && i == 1 ? &into_res : &then},
+                                done, real_input && i == 1 ? &into_res : &then, i == 1 ? into_first : nullptr},
                                p, cur);
       cur = r.data, done = r.then_ran;
       p.clear();
@@ -777,6 +809,34 @@ Array<typename Plan<In, R>::Out, R> Plan<In, R>::forward(const Array<In, R>& x, 
 template <class In, int R>
 Array<In, R> Plan<In, R>::backward(const Array<Out, R>& y, Norm norm) const {
   return engine_->backward({y}, norm, false)[0];
+}
+namespace {
+// dst against the layout and device a transform writes (LayoutMismatch, DeviceMismatch), then
+// r's interior copied into dst unless the transform wrote dst's memory itself.
+template <class T, int R>
+void check_destination(const Array<T, R>& dst, const Layout<R>& l, Device dev, const char* op) {
+  if (dst.device() != dev)
+    throw DeviceMismatch(std::string("fft ") + op + ": destination on " + dst.device().str() + ", plan on " + dev.str());
+  if (!dst.layout().same_blocks(l))
+    throw distributed::LayoutMismatch(std::string("fft ") + op + ": destination on " + dst.layout().str() +
+                                      ", the transform gives " + l.str());
+}
+template <class T, int R>
+void deliver(const Array<T, R>& r, Array<T, R>& dst) {
+  if (r.interior().data() == dst.interior().data()) return;
+  Stream::default_for(dst.device()).wait_for(dst.stream());
+  local::copy(dst.interior(), r.interior());
+}
+}  // namespace
+template <class In, int R>
+void Plan<In, R>::forward_into(const Array<In, R>& x, Array<Out, R>& y, Norm norm) const {
+  check_destination(y, output_layout(), engine_->dev, "forward_into");
+  deliver(engine_->forward({x}, norm, false, {}, &y)[0], y);
+}
+template <class In, int R>
+void Plan<In, R>::backward_into(const Array<Out, R>& y, Array<In, R>& x, Norm norm) const {
+  check_destination(x, input_layout(), engine_->dev, "backward_into");
+  deliver(engine_->backward({y}, norm, false, &x)[0], x);
 }
 template <class In, int R>
 Array<typename Plan<In, R>::Out, R> Plan<In, R>::forward_in_place_c2c(Array<In, R>& x, Norm norm) const {

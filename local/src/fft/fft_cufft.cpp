@@ -332,13 +332,13 @@ class CufftPlan final : public PlanBackend {
                                : (single ? CUFFT_CB_ST_COMPLEX : CUFFT_CB_ST_COMPLEX_DOUBLE);
     // A fixed scale travels as the bits of the parameter pointer (a float's in the low 32 bits for
     // single precision): cuFFT passes the pointer by value, so no store reads memory for it.
-    void* info[1] = {slot_};
+    caller_info_[0] = slot_;
     if (fixed) {
       std::uint64_t bits = single ? std::bit_cast<std::uint32_t>(static_cast<float>(d_.store_scale))
                                   : std::bit_cast<std::uint64_t>(d_.store_scale);
-      std::memcpy(&info[0], &bits, sizeof bits);
+      std::memcpy(&caller_info_[0], &bits, sizeof bits);
     }
-    return cufftXtSetJITCallback(handle_, name, fft_callbacks_fatbin, fft_callbacks_fatbin_size, type, info);
+    return cufftXtSetJITCallback(handle_, name, fft_callbacks_fatbin, fft_callbacks_fatbin_size, type, caller_info_);
   }
   void release() noexcept {
     if (handle_) (void)cufftDestroy(handle_);
@@ -361,6 +361,11 @@ class CufftPlan final : public PlanBackend {
   cufftHandle handle_ = 0;
   std::size_t cufft_work_ = 0, copy_bytes_ = 0, in_bytes_ = 0;
   StoreParams* slot_ = nullptr;  // the callback's parameters (callerInfo), rewritten per execution
+  // The callerInfo array handed to cufftXtSetJITCallback: cuFFT keeps the array's address and
+  // reads it when the plan is made, after set_callback has returned. On set_callback's stack it
+  // was overwritten at times, and the stores dereferenced garbage: an illegal address in 2-4
+  // processes sharing a GPU on a fresh machine (docs/gpus-and-slurm.md).
+  void* caller_info_[1] = {nullptr};
   cudaEvent_t done_ = nullptr;   // the last execution with a multiply ...
   mutable cudaStream_t last_ = nullptr;  // ... and its stream
   bool callback_ = false;

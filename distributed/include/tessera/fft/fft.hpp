@@ -136,6 +136,12 @@ class Plan {
   Array<Out, R> forward(const Array<In, R>& x, Norm norm, const Spectral& multiply) const;
   /// Backward transform of `y` (out of place), returned in input_layout().
   Array<In, R> backward(const Array<Out, R>& y, Norm norm = Norm::backward) const;
+  /// forward(x) written into `y`, an array of output_layout()'s blocks on the plan's device (else
+  /// LayoutMismatch, DeviceMismatch): the last pass writes y's block where it is packed (no halos),
+  /// else the result is copied there. x is left as it was.
+  void forward_into(const Array<In, R>& x, Array<Out, R>& y, Norm norm = Norm::backward) const;
+  /// backward(y) written into `x`, an array of input_layout()'s blocks, as forward_into.
+  void backward_into(const Array<Out, R>& y, Array<In, R>& x, Norm norm = Norm::backward) const;
   /// Forward transform in place (C2C): x's memory is the work area (its contents are lost); saves one buffer.
   Array<Out, R> forward_in_place(Array<In, R>& x, Norm norm = Norm::backward) const
     requires(!real_input)
