@@ -361,10 +361,9 @@ class CufftPlan final : public PlanBackend {
   cufftHandle handle_ = 0;
   std::size_t cufft_work_ = 0, copy_bytes_ = 0, in_bytes_ = 0;
   StoreParams* slot_ = nullptr;  // the callback's parameters (callerInfo), rewritten per execution
-  // The callerInfo array handed to cufftXtSetJITCallback: cuFFT keeps the array's address and
-  // reads it when the plan is made, after set_callback has returned. On set_callback's stack it
-  // was overwritten at times, and the stores dereferenced garbage: an illegal address in 2-4
-  // processes sharing a GPU on a fresh machine (docs/gpus-and-slurm.md).
+  // The callerInfo array handed to cufftXtSetJITCallback lives as long as the plan: cuFFT keeps
+  // the callback's fatbin and name and reads them when the plan is made, after the call returns,
+  // and its documentation does not say that it copies this array at the call.
   void* caller_info_[1] = {nullptr};
   cudaEvent_t done_ = nullptr;   // the last execution with a multiply ...
   mutable cudaStream_t last_ = nullptr;  // ... and its stream
