@@ -319,6 +319,10 @@ class CufftPlan final : public PlanBackend {
     if (r != CUFFT_SUCCESS && with_callback && note_.empty())
       note_ = "cufftMakePlanMany64 with the callback returned " + std::to_string(static_cast<int>(r));
     if (r != CUFFT_SUCCESS) (void)cufftDestroy(std::exchange(handle_, 0));
+    // Planning may leave work on the legacy stream (uploads of the plan's tables), which the
+    // non-blocking streams the executions run on do not wait for; the axis pass's twiddles had
+    // that fault (fft_axis0.cu). Wait for it here, once per plan.
+    if (r == CUFFT_SUCCESS) TESSERA_CHECK_CUDA(cudaStreamSynchronize(cudaStreamLegacy));
     return r;
   }
   cufftResult set_callback() {
