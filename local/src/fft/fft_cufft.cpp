@@ -242,8 +242,14 @@ class CufftPlan final : public PlanBackend {
   // One cuFFT execution of the planned type on `stream`, its work area after the c2r copy's;
   // the caller holds mu_ (the stream and work area are plan state).
   void run_cufft(void* src, void* out, Direction dir, cudaStream_t stream, void* work) const {
+    bind_cufft(stream, work);
+    exec_cufft(src, out, dir);
+  }
+  void bind_cufft(cudaStream_t stream, void* work) const {
     TESSERA_CHECK_CUFFT(cufftSetStream(handle_, stream));
     if (cufft_work_) TESSERA_CHECK_CUFFT(cufftSetWorkArea(handle_, static_cast<char*>(work) + copy_bytes_));
+  }
+  void exec_cufft(void* src, void* out, Direction dir) const {
     const int sign = static_cast<int>(dir);  // CUFFT_FORWARD = -1, CUFFT_INVERSE = +1
     switch (type_) {
       case CUFFT_C2C:
@@ -306,8 +312,9 @@ class CufftPlan final : public PlanBackend {
   void run_cufft_planes(void* src, void* out, Direction dir, cudaStream_t stream, void* work) const {
     const auto in_step = static_cast<std::ptrdiff_t>(group_ * in_plane_bytes_);
     const auto out_step = static_cast<std::ptrdiff_t>(group_ * out_plane_bytes_);
+    bind_cufft(stream, work);
     for (long long g = 0; g < planes_ / group_; ++g)
-      run_cufft(static_cast<char*>(src) + g * in_step, static_cast<char*>(out) + g * out_step, dir, stream, work);
+      exec_cufft(static_cast<char*>(src) + g * in_step, static_cast<char*>(out) + g * out_step, dir);
   }
 
   // Creates the handle and plans it, with the store callback or without; a failure leaves no handle.
