@@ -510,10 +510,15 @@ struct detail::Engine {
     const int S = static_cast<int>(stages.size());
     local::Array<In, R + 1> direct;
     if (F == 1 && !in_place && in.same_blocks(first)) direct = direct_output(into, first, src[0].data());
+    // The last stage's buffer: the caller's y in place, or (one c2c pass) the caller's x; a C2R
+    // whose only pass reads y directly needs none.
     local::Array<Out, R + 1> cur;
-    if (in_place && F == 1 && !real_input) cur = src[0].template reshape<R + 1>(batched<R + 1>(1, block(last_stage())));
-    else if constexpr (!real_input) cur = S == 1 && direct.data() ? direct : local::Array<Out, R + 1>(batched<R + 1>(F, block(last_stage())), dev);
-    else if (S > 1) cur = local::Array<Out, R + 1>(batched<R + 1>(F, block(last_stage())), dev);
+    if constexpr (!real_input) {
+      if (in_place && F == 1) cur = src[0].template reshape<R + 1>(batched<R + 1>(1, block(last_stage())));
+      else if (S == 1 && direct.data()) cur = direct;
+    }
+    if (!cur.data() && !(real_input && S == 1))
+      cur = local::Array<Out, R + 1>(batched<R + 1>(F, block(last_stage())), dev);
     std::vector<const Out*> p;
     for (const auto& b : src) p.push_back(b.data());
     // The scale rides on the first pass's stores: there it is free on GPUs (the axis pass of
@@ -523,7 +528,8 @@ struct detail::Engine {
     // A later pass may ride on the exchange into it: c2c in place, or the last (c2r) pass into res,
     // which therefore exists during that exchange. S >= 2 there: the scale is on the first pass.
     local::Array<In, R + 1> res;
-    if constexpr (real_input) res = direct.data() ? direct : local::Array<In, R + 1>(batched<R + 1>(F, block(first)), dev);
+    if constexpr (real_input)
+      res = direct.data() ? direct : local::Array<In, R + 1>(batched<R + 1>(F, block(first)), dev);
     // A c2c's exchange into the first stage writes the caller's buffer.
     const local::Array<Out, R + 1>* into_first = nullptr;
     if constexpr (!real_input) into_first = direct.data() ? &direct : nullptr;
@@ -816,7 +822,8 @@ namespace {
 template <class T, int R>
 void check_destination(const Array<T, R>& dst, const Layout<R>& l, Device dev, const char* op) {
   if (dst.device() != dev)
-    throw DeviceMismatch(std::string("fft ") + op + ": destination on " + dst.device().str() + ", plan on " + dev.str());
+    throw DeviceMismatch(std::string("fft ") + op + ": destination on " + dst.device().str() + ", plan on " +
+                         dev.str());
   if (!dst.layout().same_blocks(l))
     throw distributed::LayoutMismatch(std::string("fft ") + op + ": destination on " + dst.layout().str() +
                                       ", the transform gives " + l.str());

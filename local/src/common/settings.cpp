@@ -121,7 +121,8 @@ std::string Settings::str() const {
     << "TESSERA_FFT_AXIS_KERNEL=" << kAxisKernelNames[static_cast<int>(fft_axis_kernel)]
     << "    (GPU plans on Tessera's outermost-axis pass: packed 3-D + 2-D cuFFT, 1-D down columns)\n"
     << "TESSERA_FFT_AXIS_TILE=" << fft_axis_tile << "    (bytes of a row per block of that pass)\n"
-    << "TESSERA_FFT_PLANE_GROUP=" << fft_plane_group << "    (bytes of planes per call of their 2-D cuFFT pass; 0: all)\n"
+    << "TESSERA_FFT_PLANE_GROUP=" << fft_plane_group
+    << "    (bytes of planes per call of their 2-D cuFFT pass; 0: all)\n"
     << "TESSERA_JIT=" << kJitNames[static_cast<int>(jit)] << "    (auto: NVRTC for plain C++ code, on: everywhere, off)\n"
     << "TESSERA_KERNEL_CACHE_DIR=" << kernel_cache_dir << "    (empty: kernels in memory only)\n";
   return o.str();
