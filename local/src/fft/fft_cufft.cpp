@@ -224,8 +224,9 @@ class CufftPlan final : public PlanBackend {
       if (callback_ && d_.store_scale == 0) store_write_params(slot_, params, stream);
     }
     run_cufft(src, out, dir, stream, work);
-    if (!mult) return;
-    if (!callback_) store_multiply_cuda(out, d_.kind == Kind::c2r, d_.precision == Precision::single, layout(), params, stream);
+    if (mult && !callback_)
+      store_multiply_cuda(out, d_.kind == Kind::c2r, d_.precision == Precision::single, layout(), params, stream);
+    if (!mult && !callback_) return;
     TESSERA_CHECK_CUDA(cudaEventRecord(done_, stream));
     last_ = stream;
   }
@@ -380,6 +381,9 @@ class CufftPlan final : public PlanBackend {
     return cufftXtSetJITCallback(handle_, name, fft_callbacks_fatbin, fft_callbacks_fatbin_size, type, caller_info_);
   }
   void release() noexcept {
+    // A callback plan's kernels were JIT-linked for it, and cufftDestroy unloads them: an execution
+    // still queued behind other processes' work on a shared GPU would then run freed code.
+    if (done_ && last_) (void)cudaEventSynchronize(done_);
     if (handle_) (void)cufftDestroy(handle_);
     if (done_) (void)cudaEventDestroy(done_);
     if (tw_) (void)cudaFree(tw_);
@@ -406,7 +410,7 @@ class CufftPlan final : public PlanBackend {
   // the callback's fatbin and name and reads them when the plan is made, after the call returns,
   // and its documentation does not say that it copies this array at the call.
   void* caller_info_[1] = {nullptr};
-  cudaEvent_t done_ = nullptr;   // the last execution with a multiply ...
+  cudaEvent_t done_ = nullptr;   // the last execution with a multiply or the callback ...
   mutable cudaStream_t last_ = nullptr;  // ... and its stream
   bool callback_ = false;
   std::string note_;  // why cuFFT refused the callback
