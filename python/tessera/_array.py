@@ -492,13 +492,16 @@ class ndarray(_Shaped):
             if e is None:
                 return NotImplemented
             args.append(e)
-        result = _from_expr(me, _expr.node(ufunc, args))
+        e = _expr.node(ufunc, args)
         if out is None:
-            return result
+            return _from_expr(me, e)
         target = out[0] if isinstance(out, tuple) else out
         if not isinstance(target, ndarray):
             return NotImplemented
-        target[...] = result
+        # np.add(a, b, out=z) again: z[...] = a + b's repeat path, without the result's wrapper.
+        if target._last is not None and target._id is not None and target._last.run(e):
+            return target
+        target[...] = _from_expr(me, e)
         return target
 
     def __array_function__(self, func, types, args, kwargs):

@@ -157,6 +157,13 @@ def test_repeated_assignments_read_their_own_arrays_and_scalars():
     e = ts.asarray(x, split=0)  # may reuse d's memory and handle slot
     z[...] = e * b
     same(z.numpy(), x * y)
+    for k in range(2):  # ufuncs with out= take the same repeat path
+        np.add(a, b, out=z)
+        same(z.numpy(), x + y)
+        np.add(c, b, out=z)
+        same(z.numpy(), x * 3 + y)
+        np.multiply(a, k + 0.5, out=z)
+        same(z.numpy(), x * (k + 0.5))
 
 
 def test_repeat_matches_only_the_same_structure_over_the_same_arrays():
