@@ -61,9 +61,6 @@ std::vector<config::Variable> Settings::variables() {
        "which GPU plans of outermost length 256, 512, 1024 run on Tessera's axis pass (packed 3-D: the pass + a 2-D "
        "cuFFT; 1-D down adjacent columns: the pass alone): all, those with a fixed scale, or none"},
       {"TESSERA_FFT_AXIS_TILE", "128", "64 or 128", "bytes of a row each block of that pass takes"},
-      {"TESSERA_FFT_PLANE_GROUP", "0", "a byte count",
-       "bytes of planes the 2-D cuFFT pass of those packed 3-D plans transforms per call (a group stays in L2 "
-       "between cuFFT's row and column kernels); 0: every plane in one call"},
       {"TESSERA_JIT", "auto", "auto, on or off",
        "fused expressions on GPU arrays through the runtime kernel compiler (NVRTC): auto in code not compiled by nvcc "
        "(nvcc's compile-time executor elsewhere), on everywhere (for comparison), off (plain C++ code on GPU arrays "
@@ -102,7 +99,6 @@ Settings Settings::parse(const Lookup& get) {
     s.fft_axis_tile = static_cast<int>(config::parse_int(get, "TESSERA_FFT_AXIS_TILE", 0, 0, "64 or 128"));
     if (s.fft_axis_tile != 64 && s.fft_axis_tile != 128) config::bad("TESSERA_FFT_AXIS_TILE", *v, "64 or 128");
   }
-  s.fft_plane_group = config::parse_count(get, "TESSERA_FFT_PLANE_GROUP", s.fft_plane_group, "a byte count >= 0");
   s.launcher_rank = rank_from(get);
   return s;
 }
@@ -121,8 +117,6 @@ std::string Settings::str() const {
     << "TESSERA_FFT_AXIS_KERNEL=" << kAxisKernelNames[static_cast<int>(fft_axis_kernel)]
     << "    (GPU plans on Tessera's outermost-axis pass: packed 3-D + 2-D cuFFT, 1-D down columns)\n"
     << "TESSERA_FFT_AXIS_TILE=" << fft_axis_tile << "    (bytes of a row per block of that pass)\n"
-    << "TESSERA_FFT_PLANE_GROUP=" << fft_plane_group
-    << "    (bytes of planes per call of their 2-D cuFFT pass; 0: all)\n"
     << "TESSERA_JIT=" << kJitNames[static_cast<int>(jit)] << "    (auto: NVRTC for plain C++ code, on: everywhere, off)\n"
     << "TESSERA_KERNEL_CACHE_DIR=" << kernel_cache_dir << "    (empty: kernels in memory only)\n";
   return o.str();

@@ -159,8 +159,7 @@ class CufftPlan final : public PlanBackend {
       try {
         // c2c: the 2-D pass runs in place on the output; c2r: from the pass's output to `out`;
         // r2c: from `in` to `out`, then the axis pass in place there.
-        group_planes(d);
-        cu_ = normalize(make_desc(d.device, d.kind, d.precision, {d.n[1], d.n[2]}, group_,
+        cu_ = normalize(make_desc(d.device, d.kind, d.precision, {d.n[1], d.n[2]}, d.n[0] * d.batch,
                                   d.kind == Kind::c2c || d.in_place));
         tw_ = axis0_twiddles(d.n[0], d.precision == Precision::single);
         TESSERA_CHECK_CUFFT(make(false));
@@ -243,14 +242,8 @@ class CufftPlan final : public PlanBackend {
   // One cuFFT execution of the planned type on `stream`, its work area after the c2r copy's;
   // the caller holds mu_ (the stream and work area are plan state).
   void run_cufft(void* src, void* out, Direction dir, cudaStream_t stream, void* work) const {
-    bind_cufft(stream, work);
-    exec_cufft(src, out, dir);
-  }
-  void bind_cufft(cudaStream_t stream, void* work) const {
     TESSERA_CHECK_CUFFT(cufftSetStream(handle_, stream));
     if (cufft_work_) TESSERA_CHECK_CUFFT(cufftSetWorkArea(handle_, static_cast<char*>(work) + copy_bytes_));
-  }
-  void exec_cufft(void* src, void* out, Direction dir) const {
     const int sign = static_cast<int>(dir);  // CUFFT_FORWARD = -1, CUFFT_INVERSE = +1
     switch (type_) {
       case CUFFT_C2C:
@@ -281,41 +274,13 @@ class CufftPlan final : public PlanBackend {
     const long long cols = d_.n[1] * (d_.kind == Kind::c2c ? d_.n[2] : d_.n[2] / 2 + 1);
     std::lock_guard<std::mutex> lock(mu_);
     if (d_.kind == Kind::r2c) {
-      run_cufft_planes(in, out, dir, stream, work);
+      run_cufft(in, out, dir, stream, work);
       return pass(out, out, dir, mult, cols, cols, d_.batch, d_.n[0] * cols, stream);
     }
     // A preserving c2r's pass writes the copy that cuFFT may clobber; others run in place there.
     void* mid = d_.kind == Kind::c2c ? out : copy_bytes_ ? work : in;
     pass(in, mid, dir, mult, cols, cols, d_.batch, d_.n[0] * cols, stream);
-    run_cufft_planes(mid, out, dir, stream, work);
-  }
-
-  // The split plan's planes per 2-D cuFFT call (group_ of planes_): the largest power of two that
-  // divides the plane count and keeps a group within TESSERA_FFT_PLANE_GROUP bytes (its input or
-  // output planes, whichever are larger), at least one plane; every plane when the setting is 0.
-  void group_planes(const PlanDesc& d) {
-    const auto complex_bytes = static_cast<std::size_t>(d.precision == Precision::single ? 8 : 16);
-    const auto rows = static_cast<std::size_t>(d.n[1]), n2 = static_cast<std::size_t>(d.n[2]);
-    const std::size_t full = rows * n2 * complex_bytes, half = rows * (n2 / 2 + 1) * complex_bytes;
-    const std::size_t real = d.in_place ? half : rows * n2 * complex_bytes / 2;  // in place: padded rows
-    in_plane_bytes_ = d.kind == Kind::c2c ? full : d.kind == Kind::r2c ? real : half;
-    out_plane_bytes_ = d.kind == Kind::c2c ? full : d.kind == Kind::r2c ? half : real;
-    planes_ = d.n[0] * d.batch;
-    group_ = planes_;
-    const std::uint64_t budget = settings().fft_plane_group;
-    if (budget == 0) return;
-    const std::size_t plane = std::max(in_plane_bytes_, out_plane_bytes_);
-    group_ = 1;
-    while (planes_ % (2 * group_) == 0 && 2 * group_ * plane <= budget) group_ *= 2;
-  }
-
-  // The split plan's 2-D pass: every plane, group_ planes per cuFFT call; the caller holds mu_.
-  void run_cufft_planes(void* src, void* out, Direction dir, cudaStream_t stream, void* work) const {
-    const auto in_step = static_cast<std::ptrdiff_t>(group_ * in_plane_bytes_);
-    const auto out_step = static_cast<std::ptrdiff_t>(group_ * out_plane_bytes_);
-    bind_cufft(stream, work);
-    for (long long g = 0; g < planes_ / group_; ++g)
-      exec_cufft(static_cast<char*>(src) + g * in_step, static_cast<char*>(out) + g * out_step, dir);
+    run_cufft(mid, out, dir, stream, work);
   }
 
   // Creates the handle and plans it, with the store callback or without; a failure leaves no handle.
@@ -403,8 +368,6 @@ class CufftPlan final : public PlanBackend {
   void* tw_ = nullptr;  // the axis pass's twiddles (split and columns)
   cufftHandle handle_ = 0;
   std::size_t cufft_work_ = 0, copy_bytes_ = 0, in_bytes_ = 0;
-  long long planes_ = 0, group_ = 0;  // the split plan's planes and planes per 2-D cuFFT call
-  std::size_t in_plane_bytes_ = 0, out_plane_bytes_ = 0;
   StoreParams* slot_ = nullptr;  // the callback's parameters (callerInfo), rewritten per execution
   // The callerInfo array handed to cufftXtSetJITCallback lives as long as the plan: cuFFT keeps
   // the callback's fatbin and name and reads them when the plan is made, after the call returns,

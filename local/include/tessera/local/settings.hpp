@@ -36,10 +36,6 @@ struct Settings {
   FftAxisKernel fft_axis_kernel = FftAxisKernel::all;
   // TESSERA_FFT_AXIS_TILE: bytes of a row a block of that pass takes, 64 or 128 (faster).
   int fft_axis_tile = 128;
-  // TESSERA_FFT_PLANE_GROUP: bytes of planes the 2-D cuFFT pass of those packed 3-D plans takes per
-  // call, so that a group stays in the GPU's L2 cache between cuFFT's row and column kernels (0:
-  // every plane in one call).
-  std::uint64_t fft_plane_group = 0;
   // TESSERA_JIT: fused expressions on GPUs through the runtime kernel compiler (NVRTC). auto: in
   // plain C++ translation units (nvcc's compile-time executor where nvcc compiled the code); on:
   // everywhere (for comparison); off: plain C++ code on GPU arrays throws BackendUnavailable.
