@@ -1,6 +1,7 @@
 // The outermost-axis FFT pass of split cuFFT plans (local/src/fft/fft_axis0.hpp) with its
 // thread blocks emulated on the host (phase 1 of every thread, the barrier, phase 2), for every
-// configuration the CUDA kernel instantiates, against a serial DFT along the axis.
+// configuration the CUDA kernel instantiates, scaled or with the spectral factors of a Poisson
+// solve, against a serial DFT along the axis.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,18 +16,43 @@
 namespace {
 namespace ax = tessera::local::fft::detail::axis0;
 
-template <class R, int P, int Q, int C>
+template <class R, int P, int Q, int C, bool S>
 void emulate(const ax::Args<R>& a, long long batch) {
   std::vector<ax::Cx<R>> sh(C * P * Q);
   for (long long b = 0; b < batch; ++b)
     for (long long col0 = 0; col0 < a.cols; col0 += C) {
       for (int t = 0; t < C * P; ++t) ax::phase1<R, P, Q, C>(t, col0, b, a, sh.data());
-      for (int t = 0; t < C * P; ++t) ax::phase2<R, P, Q, C>(t, col0, b, a, sh.data());
+      for (int t = 0; t < C * P; ++t) ax::phase2<R, P, Q, C, S>(t, col0, b, a, sh.data());
     }
 }
 
-template <class R, int P, int Q, int C>
-void check(bool backward, bool in_place) {
+// The spectral pass's factors, as a split r2c plan's Poisson solve gives them: the output is a
+// block of `batch` x n rows x ld columns, the rows' frequencies fftfreq(n) (wavenumber 1), the
+// columns' rfftfreq (wavenumber 0.5), the batch none; -scale / |k|^2 (0 at k = 0).
+tessera::local::fft::detail::StoreParams inverse_laplacian(long long batch, long long n, long long ld, double scale) {
+  tessera::local::fft::detail::StoreParams p{};
+  p.scale = scale;
+  p.kind = 1;
+  p.dims = 3;
+  p.block[0] = batch, p.block[1] = n, p.block[2] = ld;
+  p.n[1] = n, p.n[2] = 2 * (ld - 1);
+  p.half[2] = 1;
+  p.k[1] = 1.0, p.k[2] = 0.5;
+  tessera::local::fft::detail::set_fast_division(p);
+  return p;
+}
+
+// What inverse_laplacian multiplies row k, column c by, computed here on its own.
+double inverse_laplacian_factor(long long k, long long c, long long n, double scale) {
+  const double kr = static_cast<double>(2 * k < n ? k : k - n), kc = 0.5 * static_cast<double>(c);
+  const double k2 = kr * kr + kc * kc;
+  return k2 > 0 ? -scale / k2 : 0.0;
+}
+
+// S: the spectral pass, its factors per element from the offset (by_row false) or per column and
+// row (by_row: the rows are axis 1 of the factors' block).
+template <class R, int P, int Q, int C, bool S = false>
+void check(bool backward, bool in_place, bool by_row = false) {
   // Out of place, the 19 columns are some of 24 (rows `ld` apart: the distributed FFT's column
   // blocks); the others must stay as they were.
   constexpr long long n = P * Q, cols = 19, batch = 2;
@@ -42,8 +68,13 @@ void check(bool backward, bool in_place) {
   for (auto& v : x) v = {static_cast<R>(u(gen)), static_cast<R>(u(gen))};
   if (in_place) y = x;  // the pass reads every element of a block before it writes any
   else for (auto& v : y) v = {R(7), R(7)};
-  emulate<R, P, Q, C>({in_place ? y.data() : x.data(), y.data(), tw.data(), cols, ld, dist, static_cast<R>(scale),
-                       backward}, batch);
+  ax::Args<R> args{in_place ? y.data() : x.data(), y.data(), tw.data(), cols, ld, dist, static_cast<R>(scale),
+                   backward, inverse_laplacian(batch, n, ld, scale)};
+  if (by_row) {
+    args.row_axis = ax::spectral_row_axis(args.mult, n, ld, cols, batch, dist);
+    ASSERT_EQ(args.row_axis, 1);
+  }
+  emulate<R, P, Q, C, S>(args, batch);
   for (long long i = 0; i < batch * dist; ++i)
     if (i % ld >= cols) ASSERT_TRUE(y[i].x == R(7) && y[i].y == R(7)) << "element " << i << " outside the columns";
   double num = 0, den = 0;
@@ -54,13 +85,15 @@ void check(bool backward, bool in_place) {
       for (long long j = 0; j < n; ++j) re[j] = x[b * dist + j * ld + c].x, im[j] = x[b * dist + j * ld + c].y;
       dft(re, im);
       for (long long k = 0; k < n; ++k) {
-        const std::complex<double> want(re[k] * scale, im[k] * scale);
+        const double f = S ? inverse_laplacian_factor(k, c, n, scale) : scale;
+        const std::complex<double> want(re[k] * f, im[k] * f);
         const auto& g = y[b * dist + k * ld + c];
         num += std::norm(std::complex<double>(g.x, g.y) - want), den += std::norm(want);
       }
     }
   EXPECT_LE(std::sqrt(num / den), sizeof(R) == 4 ? 2e-6 : 1e-14)
-      << "n " << n << " C " << C << (backward ? " backward" : " forward") << (in_place ? " in place" : "");
+      << "n " << n << " C " << C << (backward ? " backward" : " forward") << (in_place ? " in place" : "")
+      << (S ? " spectral" : "") << (by_row ? " by row" : "");
 }
 
 template <class R, int P, int Q>
@@ -68,7 +101,26 @@ void check_tiles() {
   for (bool backward : {false, true}) {
     check<R, P, Q, 64 / (2 * sizeof(R))>(backward, false);
     check<R, P, Q, 128 / (2 * sizeof(R))>(backward, backward);
+    check<R, P, Q, 64 / (2 * sizeof(R)), true>(backward, backward);
+    check<R, P, Q, 128 / (2 * sizeof(R)), true>(backward, !backward);
+    check<R, P, Q, 64 / (2 * sizeof(R)), true>(backward, !backward, true);
+    check<R, P, Q, 128 / (2 * sizeof(R)), true>(backward, backward, true);
   }
+}
+
+// The rows are an axis of the factors' block only where every column of every transform starts
+// at that axis's index 0.
+TEST(FftAxis0Pass, SpectralRowAxis) {
+  const auto p = inverse_laplacian(2, 256, 24, 1.0);
+  EXPECT_EQ(ax::spectral_row_axis(p, 256, 24, 19, 2, 256 * 24), 1);
+  EXPECT_EQ(ax::spectral_row_axis(p, 256, 24, 25, 2, 256 * 24), -1);   // columns beyond a row
+  EXPECT_EQ(ax::spectral_row_axis(p, 256, 24, 19, 2, 256 * 24 + 1), -1);  // transforms off the block
+  EXPECT_EQ(ax::spectral_row_axis(p, 512, 24, 19, 1, 0), -1);        // no axis of 512
+  auto shifted = p;
+  shifted.offset = 7;
+  EXPECT_EQ(ax::spectral_row_axis(shifted, 256, 24, 19, 1, 0), -1);
+  shifted.offset = 256 * 24;
+  EXPECT_EQ(ax::spectral_row_axis(shifted, 256, 24, 19, 1, 0), 1);
 }
 
 }  // namespace

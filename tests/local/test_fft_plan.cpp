@@ -298,6 +298,41 @@ TYPED_TEST(FftPlan, StoreMultiplyScalesEveryOutputElement) {
     if (j >= 4) j -= 8;
     return j == 0 ? 0.0 : -1.0 / (j * j);
   });
+  // A Poisson solve's forward: 3-D r2c batches [256][3][6] -> [256][3][4] times -s/|k|^2. On GPUs
+  // the split plan's axis pass (its last store) multiplies: both precisions, in place and out.
+  fft::StoreMultiply poisson;
+  poisson.scale = 1.0 / (256 * 3 * 6);
+  poisson.spectral = fft::StoreMultiply::Spectral::inverse_laplacian;
+  poisson.dims = 4;
+  poisson.block = {2, 256, 3, 4};
+  poisson.n = {0, 256, 3, 6};
+  poisson.half = {false, false, false, true};
+  poisson.k = {0, 1, 2, 0.5};
+  const auto poisson_factor = [&](long long o) {
+    auto freq = [](long long i, long long n) { return static_cast<double>(2 * i < n ? i : i - n); };
+    const double k0 = freq(o / 12 % 256, 256), k1 = 2 * freq(o / 4 % 3, 3), k2 = 0.5 * static_cast<double>(o % 4);
+    const double k = k0 * k0 + k1 * k1 + k2 * k2;
+    return k > 0 ? -poisson.scale / k : 0.0;
+  };
+  for (auto p : {Precision::single, Precision::double_})
+    compare(fft::make_desc(dev, Kind::r2c, p, {256, 3, 6}, 2, p == Precision::single), Direction::forward, poisson,
+            poisson_factor);
+  // The slab FFT's last stage: 1-D down 20 adjacent columns (rows 20 apart), the pass alone on GPUs.
+  fft::StoreMultiply columns;
+  columns.scale = 0.25;
+  columns.spectral = fft::StoreMultiply::Spectral::inverse_laplacian;
+  columns.dims = 2;
+  columns.block = {256, 20, 0, 0};
+  columns.n = {256, 0, 0, 0};
+  columns.k = {1, 0, 0, 0};
+  auto down = fft::make_desc(dev, Kind::c2c, Precision::single, {256}, 20);
+  down.istride = down.ostride = 20;
+  down.idist = down.odist = 1;
+  for (auto dir : {Direction::forward, Direction::backward})
+    compare(down, dir, columns, [](long long o) {
+      const long long i = o / 20, k = 2 * i < 256 ? i : i - 256;
+      return k == 0 ? 0.0 : -0.25 / static_cast<double>(k * k);
+    });
   fft::StoreMultiply bad;
   bad.spectral = fft::StoreMultiply::Spectral::laplacian;  // dims 0: no positions to take k from
   auto plan = fft::get_plan([&] {

@@ -12,7 +12,13 @@
 // Phase 2 (after a barrier): thread (c, k2) does the P-point FFT over n1 and stores row
 // k2 + Q*k1 times the scale. Every read of the block precedes every write, so in == out works.
 // Backward transforms conjugate on load and store (IFFT(x) = conj(FFT(conj(x)))).
+// A spectral pass (S = true: the last pass of a split r2c plan or a plan down columns, with a
+// spectral multiply) stores each element times store_factor of its offset instead of the scale:
+// the Poisson solve's multiply rides on this store. Where the pass's rows are one axis of the
+// multiply's block (row_axis), a thread takes |k|^2 of the other axes once for its column and adds
+// the row's own per element: one division per store instead of a position split per store.
 #pragma once
+#include "fft_store.hpp"
 #include "tessera/local/hd.hpp"
 
 namespace tessera::local::fft::detail::axis0 {
@@ -83,7 +89,9 @@ TESSERA_HD inline void fft_registers(Cx<R> (&v)[L]) {
 
 // One transform's data: `in`/`out` (elements of Cx<R>) hold `batch` arrays of N rows, `ld`
 // elements apart, of which the first `cols` columns are transformed, arrays `dist` elements apart;
-// `tw[m]` = exp(-2 pi i m / N) for m < N.
+// `tw[m]` = exp(-2 pi i m / N) for m < N; `mult` the spectral pass's factors (their offsets count
+// elements from `out`), `row_axis` the axis of mult's block that the rows are (spectral_row_axis),
+// -1 for none.
 template <class R>
 struct Args {
   const Cx<R>* in;
@@ -92,7 +100,23 @@ struct Args {
   long long cols, ld, dist;
   R scale;
   bool backward;
+  StoreParams mult;
+  int row_axis = -1;
 };
+
+// The axis of p's block whose index is the pass's row (n rows `ld` apart, the batch `dist` apart)
+// with the other axes' indices fixed along each column: its stride is ld and its extent n, every
+// column and transform of the batch starts at its index 0. -1 where there is none.
+inline int spectral_row_axis(const StoreParams& p, long long n, long long ld, long long cols, long long batch,
+                             long long dist) {
+  long long stride = 1;
+  for (int a = p.dims - 1; a >= 0; stride *= p.block[a], --a) {
+    if (stride != ld || p.block[a] != n) continue;
+    const long long span = n * ld;
+    return cols <= ld && p.offset % span == 0 && (batch == 1 || dist % span == 0) ? a : -1;
+  }
+  return -1;
+}
 
 // The supported lengths and their factors (0 when unsupported).
 TESSERA_HD constexpr int factor_p(long long n) { return n == 1024 ? 32 : n == 512 ? 32 : n == 256 ? 16 : 0; }
@@ -121,7 +145,7 @@ TESSERA_HD inline void phase1(int t, long long col0, long long b, const Args<R>&
   for (int k2 = 0; k2 < Q; ++k2) sh[(k2 * P + n1) * C + c] = k2 == 0 ? v[k2] : mul(v[k2], a.tw[n1 * k2]);
 }
 
-template <class R, int P, int Q, int C>
+template <class R, int P, int Q, int C, bool S = false>
 TESSERA_HD inline void phase2(int t, long long col0, long long b, const Args<R>& a, const Cx<R>* sh) {
   const int c = t % C, k2 = t / C;
   const long long col = col0 + c;
@@ -130,11 +154,31 @@ TESSERA_HD inline void phase2(int t, long long col0, long long b, const Args<R>&
 #pragma unroll
   for (int n1 = 0; n1 < P; ++n1) v[n1] = sh[(k2 * P + n1) * C + c];
   fft_registers<P>(v);
-  Cx<R>* dst = a.out + b * a.dist + col;
-  const R sy = a.backward ? -a.scale : a.scale;
+  const long long first = b * a.dist + col;
+  Cx<R>* dst = a.out + first;
+  if constexpr (S) {
+    const int ra = a.row_axis;
+    const double inner = ra >= 0 ? store_k2(a.mult, static_cast<unsigned long long>(first), ra) : 0.0;
+    const bool row_k = ra >= 0 && a.mult.n[ra] != 0;
 #pragma unroll
-  for (int k1 = 0; k1 < P; ++k1)
-    dst[(k2 + static_cast<long long>(Q) * k1) * a.ld] = {v[k1].x * a.scale, v[k1].y * sy};
+    for (int k1 = 0; k1 < P; ++k1) {
+      const long long r = k2 + static_cast<long long>(Q) * k1;
+      double f;
+      if (ra >= 0) {
+        const double w = row_k ? store_wavenumber(a.mult, ra, r) : 0.0;
+        f = store_factor_at(a.mult, inner + w * w);
+      } else {
+        f = store_factor(a.mult, static_cast<unsigned long long>(first + r * a.ld));
+      }
+      const auto fr = static_cast<R>(f);
+      dst[r * a.ld] = {v[k1].x * fr, v[k1].y * (a.backward ? -fr : fr)};
+    }
+  } else {
+    const R sy = a.backward ? -a.scale : a.scale;
+#pragma unroll
+    for (int k1 = 0; k1 < P; ++k1)
+      dst[(k2 + static_cast<long long>(Q) * k1) * a.ld] = {v[k1].x * a.scale, v[k1].y * sy};
+  }
 }
 
 }  // namespace tessera::local::fft::detail::axis0

@@ -2,6 +2,8 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include "fft_store.hpp"
+
 namespace tessera::local::fft::detail {
 
 // Whether a length along the outermost axis has the pass (256, 512, 1024), and whether the
@@ -12,10 +14,11 @@ bool axis0_supported(long long n, int tile_bytes, int device);
 // caller frees with cudaFree.
 void* axis0_twiddles(long long n, bool single);
 // One pass: `batch` arrays of n rows, `ld` complex elements apart, `dist` elements apart, down the
-// first `cols` columns, from `in` to `out` (either may equal the other), times `scale`;
+// first `cols` columns, from `in` to `out` (either may equal the other), times `scale`, or with
+// `spectral` (not null) times store_factor(*spectral, the element's offset from `out`);
 // `tile_bytes` (64 or 128) the row segment a block takes.
 void axis0_fft_cuda(const void* in, void* out, const void* twiddles, bool single, bool backward, long long n,
-                    long long cols, long long ld, long long batch, long long dist, double scale, int tile_bytes,
-                    cudaStream_t s);
+                    long long cols, long long ld, long long batch, long long dist, double scale,
+                    const StoreParams* spectral, int tile_bytes, cudaStream_t s);
 
 }  // namespace tessera::local::fft::detail

@@ -130,7 +130,13 @@ Form plan_form(const PlanDesc& d) {
   using Mode = Settings::FftAxisKernel;
   const Mode mode = settings().fft_axis_kernel;
   const bool scaled = d.store_multiply && !d.store_spectral && d.store_scale != 0;
-  if (mode == Mode::off || (d.store_multiply && !scaled) || (mode == Mode::scaled && !scaled)) return Form::cufft;
+  // A spectral multiply rides on the transform's last store where that is the axis pass: a split
+  // r2c plan's (its 2-D cuFFT first), a plan down columns (the pass alone). Single precision only:
+  // in double, cuFFT's plan with the callback was the faster (docs/performance/fft.md).
+  const bool spectral_last = d.store_multiply && d.store_spectral && mode == Mode::all &&
+                             d.precision == Precision::single && (d.kind == Kind::r2c || d.rank == 1);
+  if (mode == Mode::off || (d.store_multiply && !scaled && !spectral_last) || (mode == Mode::scaled && !scaled))
+    return Form::cufft;
   Form form = Form::cufft;
   if (d.rank == 1) {
     if (d.kind == Kind::c2c && d.idist == 1 && d.odist == 1 && d.istride == d.ostride && d.batch <= d.istride)
@@ -139,6 +145,7 @@ Form plan_form(const PlanDesc& d) {
     PlanDesc p = make_desc(d.device, d.kind, d.precision, {d.n[0], d.n[1], d.n[2]}, d.batch, d.in_place);
     p.preserve_input = d.preserve_input;
     p.store_multiply = d.store_multiply;
+    p.store_spectral = d.store_spectral;
     p.store_scale = d.store_scale;
     if (normalize(p) == d) form = Form::split;
   }
@@ -232,11 +239,15 @@ class CufftPlan final : public PlanBackend {
 
  private:
   // The axis pass over `batch` arrays (`dist` apart) of n[0] rows (`ld` apart), `cols` columns
-  // each, with the plan's fixed scale when the execution carries a multiply.
+  // each, with the plan's fixed scale when the execution carries a multiply, or the execution's
+  // spectral factors (a spectral plan's pass is its last store: plan_form).
   void pass(const void* in, void* out, Direction dir, const StoreMultiply* mult, long long cols, long long ld,
             long long batch, long long dist, cudaStream_t stream) const {
+    const bool spectral = mult && d_.store_spectral;
+    const StoreParams params = spectral ? to_params(*mult) : StoreParams{};
     axis0_fft_cuda(in, out, tw_, d_.precision == Precision::single, dir == Direction::backward, d_.n[0], cols, ld,
-                   batch, dist, mult ? d_.store_scale : 1.0, settings().fft_axis_tile, stream);
+                   batch, dist, mult ? d_.store_scale : 1.0, spectral ? &params : nullptr, settings().fft_axis_tile,
+                   stream);
   }
 
   // One cuFFT execution of the planned type on `stream`, its work area after the c2r copy's;

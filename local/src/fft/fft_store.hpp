@@ -52,23 +52,40 @@ TESSERA_STORE_HD unsigned fast_div(unsigned n, unsigned m, int s) {
 #endif
 }
 
-// The factor of the element at memory offset `off` from the output pointer of one execution.
-TESSERA_STORE_HD double store_factor(const StoreParams& p, unsigned long long off) {
-  if (p.kind == 0) return p.scale;
+// The wavenumber of index i (in the block) along axis a: numpy.fft.fftfreq's order, rfftfreq's
+// where half[a].
+TESSERA_STORE_HD double store_wavenumber(const StoreParams& p, int a, long long i) {
+  long long k = p.lo[a] + i;
+  if (!p.half[a] && 2 * k >= p.n[a]) k -= p.n[a];
+  return p.k[a] * static_cast<double>(k);
+}
+
+// |k|^2 of the element at memory offset `off` from the output pointer, over every axis but `skip`.
+TESSERA_STORE_HD double store_k2(const StoreParams& p, unsigned long long off, int skip = -1) {
   double k2 = 0;
   long long pos = p.offset + static_cast<long long>(off);
   for (int a = p.dims - 1; a >= 0; --a) {
     const long long q = p.fast ? fast_div(static_cast<unsigned>(pos), p.mul[a], p.shift[a]) : pos / p.block[a];
     const long long i = pos - q * p.block[a];
     pos = q;
-    if (p.n[a] == 0) continue;
-    long long k = p.lo[a] + i;
-    if (!p.half[a] && 2 * k >= p.n[a]) k -= p.n[a];  // numpy.fft.fftfreq's order
-    const double w = p.k[a] * static_cast<double>(k);
+    if (p.n[a] == 0 || a == skip) continue;
+    const double w = store_wavenumber(p, a, i);
     k2 += w * w;
   }
+  return k2;
+}
+
+// The factor of a spectral store at squared wavenumber k2.
+TESSERA_STORE_HD double store_factor_at(const StoreParams& p, double k2) {
+  if (p.kind == 0) return p.scale;
   if (p.kind == 1) return k2 > 0 ? -p.scale / k2 : 0.0;
   return -p.scale * k2;
+}
+
+// The factor of the element at memory offset `off` from the output pointer of one execution.
+TESSERA_STORE_HD double store_factor(const StoreParams& p, unsigned long long off) {
+  if (p.kind == 0) return p.scale;
+  return store_factor_at(p, store_k2(p, off));
 }
 
 }  // namespace tessera::local::fft::detail
