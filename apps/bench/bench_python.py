@@ -128,7 +128,7 @@ def small_call(rt):
 def like_cxx(rt, n, edge, fft_n):
     for dt in (np.float32, np.float64):
         a = ts.random.uniform(size=(n,), dtype=dt, split=0, seed=4)
-        (t,) = alternate(rt, [lambda: ts.sum(a)], rounds=9)
+        (t,) = alternate(rt, [lambda: ts.sum(a)], rounds=15)
         print(f"py sum {'f32' if dt == np.float32 else 'f64'} {n * np.dtype(dt).itemsize / t / 1e9:.1f} GB/s",
               flush=True)
         del a
@@ -146,7 +146,7 @@ def like_cxx(rt, n, edge, fft_n):
         print(f"py matmul {'f32' if dt == np.float32 else 'f64'} {2.0 * edge ** 3 / t / 1e12:.2f} TFLOP/s", flush=True)
         del A, B
     keys = ts.random.uniform(size=(n,), dtype=np.float32, split=0, seed=8)
-    (t,) = alternate(rt, [lambda: ts.sort(keys)], rounds=5, calls=3)
+    (t,) = alternate(rt, [lambda: ts.sort(keys)], rounds=7, calls=3)
     print(f"py sort f32 {n / t / 1e9:.3f} Gkeys/s", flush=True)
 
 
