@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <complex>
 #include <cstring>
@@ -232,6 +233,20 @@ TYPED_TEST(FftPlan, BatchedStridedLayouts) {
   check_both(e, Direction::forward);
 }
 
+namespace {
+// A spectral StoreMultiply over a block of `dims` axes (the fields not given left 0).
+fft::StoreMultiply spectral_multiply(fft::StoreMultiply::Spectral kind, double scale, int dims,
+                                     std::array<long long, 4> block, std::array<long long, 4> n,
+                                     std::array<double, 4> k) {
+  fft::StoreMultiply m;
+  m.spectral = kind;
+  m.scale = scale;
+  m.dims = dims;
+  m.block = block, m.n = n, m.k = k;
+  return m;
+}
+}  // namespace
+
 // A store-multiplying plan: each output element times the factor of its position, against the
 // same transform without; strided, padded, in-place and real outputs, scale and spectral factors.
 TYPED_TEST(FftPlan, StoreMultiplyScalesEveryOutputElement) {
@@ -271,27 +286,16 @@ TYPED_TEST(FftPlan, StoreMultiplyScalesEveryOutputElement) {
   compare(fft::make_desc(dev, Kind::c2c, Precision::single, {5, 4}, 1, true), Direction::forward, half,
           [](long long) { return 0.5; });
   // -|k|^2 on a 2-D r2c output [6][4] (n = 6x7) that is block rows 2..7 of a global 10x7 spectrum.
-  fft::StoreMultiply lap;
-  lap.scale = 2;
-  lap.spectral = fft::StoreMultiply::Spectral::laplacian;
-  lap.dims = 2;
-  lap.block = {6, 4, 0, 0};
+  auto lap = spectral_multiply(fft::StoreMultiply::Spectral::laplacian, 2, 2, {6, 4}, {10, 7}, {1.5, 0.5});
   lap.lo = {2, 0, 0, 0};
-  lap.n = {10, 7, 0, 0};
   lap.half = {false, true, false, false};
-  lap.k = {1.5, 0.5, 0, 0};
   compare(fft::make_desc(dev, Kind::r2c, Precision::double_, {6, 7}), Direction::forward, lap, [](long long o) {
     long long i = 2 + o / 4, j = o % 4;
     if (i >= 5) i -= 10;
     return -2 * ((1.5 * i) * (1.5 * i) + (0.5 * j) * (0.5 * j));
   });
   // -1/|k|^2 with 0 at k = 0, an offset into the block, and a leading axis without frequency.
-  fft::StoreMultiply inv;
-  inv.spectral = fft::StoreMultiply::Spectral::inverse_laplacian;
-  inv.dims = 2;
-  inv.block = {3, 8, 0, 0};
-  inv.n = {0, 8, 0, 0};
-  inv.k = {0, 1, 0, 0};
+  auto inv = spectral_multiply(fft::StoreMultiply::Spectral::inverse_laplacian, 1, 2, {3, 8}, {0, 8}, {0, 1});
   inv.offset = 8;
   compare(fft::make_desc(dev, Kind::c2c, Precision::double_, {8}, 2), Direction::forward, inv, [](long long o) {
     long long j = (8 + o) % 8;
@@ -300,14 +304,9 @@ TYPED_TEST(FftPlan, StoreMultiplyScalesEveryOutputElement) {
   });
   // A Poisson solve's forward: 3-D r2c batches [256][3][6] -> [256][3][4] times -s/|k|^2. On GPUs
   // the split plan's axis pass (its last store) multiplies: both precisions, in place and out.
-  fft::StoreMultiply poisson;
-  poisson.scale = 1.0 / (256 * 3 * 6);
-  poisson.spectral = fft::StoreMultiply::Spectral::inverse_laplacian;
-  poisson.dims = 4;
-  poisson.block = {2, 256, 3, 4};
-  poisson.n = {0, 256, 3, 6};
+  auto poisson = spectral_multiply(fft::StoreMultiply::Spectral::inverse_laplacian, 1.0 / (256 * 3 * 6), 4,
+                                   {2, 256, 3, 4}, {0, 256, 3, 6}, {0, 1, 2, 0.5});
   poisson.half = {false, false, false, true};
-  poisson.k = {0, 1, 2, 0.5};
   const auto poisson_factor = [&](long long o) {
     auto freq = [](long long i, long long n) { return static_cast<double>(2 * i < n ? i : i - n); };
     const double k0 = freq(o / 12 % 256, 256), k1 = 2 * freq(o / 4 % 3, 3), k2 = 0.5 * static_cast<double>(o % 4);
@@ -318,13 +317,8 @@ TYPED_TEST(FftPlan, StoreMultiplyScalesEveryOutputElement) {
     compare(fft::make_desc(dev, Kind::r2c, p, {256, 3, 6}, 2, p == Precision::single), Direction::forward, poisson,
             poisson_factor);
   // The slab FFT's last stage: 1-D down 20 adjacent columns (rows 20 apart), the pass alone on GPUs.
-  fft::StoreMultiply columns;
-  columns.scale = 0.25;
-  columns.spectral = fft::StoreMultiply::Spectral::inverse_laplacian;
-  columns.dims = 2;
-  columns.block = {256, 20, 0, 0};
-  columns.n = {256, 0, 0, 0};
-  columns.k = {1, 0, 0, 0};
+  const auto columns =
+      spectral_multiply(fft::StoreMultiply::Spectral::inverse_laplacian, 0.25, 2, {256, 20}, {256, 0}, {1, 0});
   auto down = fft::make_desc(dev, Kind::c2c, Precision::single, {256}, 20);
   down.istride = down.ostride = 20;
   down.idist = down.odist = 1;
