@@ -357,8 +357,8 @@ class CufftPlan final : public PlanBackend {
     return cufftXtSetJITCallback(handle_, name, fft_callbacks_fatbin, fft_callbacks_fatbin_size, type, caller_info_);
   }
   void release() noexcept {
-    // A callback plan's kernels were JIT-linked for it, and cufftDestroy unloads them: an execution
-    // still queued behind other processes' work on a shared GPU would then run freed code.
+    // A callback plan's kernels were JIT-linked for it, and cufftDestroy may unload them: an
+    // execution still queued behind other processes' work on a shared GPU would run freed code.
     if (done_ && last_) (void)cudaEventSynchronize(done_);
     if (handle_) (void)cufftDestroy(handle_);
     if (done_) (void)cudaEventDestroy(done_);
