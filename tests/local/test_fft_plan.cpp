@@ -327,6 +327,14 @@ TYPED_TEST(FftPlan, StoreMultiplyScalesEveryOutputElement) {
       const long long i = o / 20, k = 2 * i < 256 ? i : i - 256;
       return k == 0 ? 0.0 : -0.25 / static_cast<double>(k * k);
     });
+  // The same columns read as a [128][40] block (its rows no axis of the pass's): on GPUs the
+  // factors then take a pass of their own.
+  const auto folded =
+      spectral_multiply(fft::StoreMultiply::Spectral::laplacian, 0.5, 2, {128, 40}, {128, 40}, {1, 0.5});
+  compare(down, Direction::forward, folded, [](long long o) {
+    const long long i = o / 40, j = o % 40, ki = 2 * i < 128 ? i : i - 128, kj = 2 * j < 40 ? j : j - 40;
+    return -0.5 * (static_cast<double>(ki * ki) + 0.25 * static_cast<double>(kj * kj));
+  });
   fft::StoreMultiply bad;
   bad.spectral = fft::StoreMultiply::Spectral::laplacian;  // dims 0: no positions to take k from
   auto plan = fft::get_plan([&] {

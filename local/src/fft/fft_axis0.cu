@@ -110,6 +110,9 @@ void axis0_fft_cuda(const void* in, void* out, const void* tw, bool single, bool
     throw InvalidArgument("fft axis-0 pass: batch " + std::to_string(batch) + " exceeds the grid's 65535");
   const StoreParams mult = spectral ? *spectral : StoreParams{};
   const int row_axis = spectral ? axis0::spectral_row_axis(mult, n, ld, cols, batch, dist) : -1;
+  if (spectral && row_axis < 0)
+    throw InvalidArgument("fft axis-0 pass: the spectral factors' block has no axis of the pass's rows (" +
+                          std::to_string(n) + " rows " + std::to_string(ld) + " apart)");
   if (single)
     dispatch(Args<float>{static_cast<const Cx<float>*>(in), static_cast<Cx<float>*>(out),
                          static_cast<const Cx<float>*>(tw), cols, ld, dist, static_cast<float>(scale), backward, mult,

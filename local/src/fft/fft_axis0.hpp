@@ -13,10 +13,10 @@
 // k2 + Q*k1 times the scale. Every read of the block precedes every write, so in == out works.
 // Backward transforms conjugate on load and store (IFFT(x) = conj(FFT(conj(x)))).
 // A spectral pass (S = true: the last pass of a split r2c plan or a plan down columns, with a
-// spectral multiply) stores each element times store_factor of its offset instead of the scale:
-// the Poisson solve's multiply rides on this store. Where the pass's rows are one axis of the
-// multiply's block (row_axis), a thread takes |k|^2 of the other axes once for its column and adds
-// the row's own per element: one division per store instead of a position split per store.
+// spectral multiply) stores each element times the factor of its position (store_factor's)
+// instead of the scale: the Poisson solve's multiply rides on this store. It needs the pass's rows
+// to be one axis of the multiply's block (row_axis, spectral_row_axis): a thread takes |k|^2 of the
+// other axes once for its column and adds the row's own per store.
 #pragma once
 #include "fft_store.hpp"
 #include "tessera/local/hd.hpp"
@@ -90,8 +90,7 @@ TESSERA_HD inline void fft_registers(Cx<R> (&v)[L]) {
 // One transform's data: `in`/`out` (elements of Cx<R>) hold `batch` arrays of N rows, `ld`
 // elements apart, of which the first `cols` columns are transformed, arrays `dist` elements apart;
 // `tw[m]` = exp(-2 pi i m / N) for m < N; `mult` the spectral pass's factors (their offsets count
-// elements from `out`), `row_axis` the axis of mult's block that the rows are (spectral_row_axis),
-// -1 for none.
+// elements from `out`), `row_axis` the axis of mult's block that the rows are (spectral_row_axis).
 template <class R>
 struct Args {
   const Cx<R>* in;
@@ -157,21 +156,21 @@ TESSERA_HD inline void phase2(int t, long long col0, long long b, const Args<R>&
   const long long first = b * a.dist + col;
   Cx<R>* dst = a.out + first;
   if constexpr (S) {
+    // The column's |k|^2 once (in double), then per store the row's own part and the factor in R:
+    // one R division per store, in single precision no double arithmetic per store.
     const int ra = a.row_axis;
-    const double inner = ra >= 0 ? store_k2(a.mult, static_cast<unsigned long long>(first), ra) : 0.0;
-    const bool row_k = ra >= 0 && a.mult.n[ra] != 0;
+    const auto inner = static_cast<R>(store_k2(a.mult, static_cast<unsigned long long>(first), ra));
+    const R kw = a.mult.n[ra] != 0 ? static_cast<R>(a.mult.k[ra]) : R(0), s = static_cast<R>(a.mult.scale);
+    const long long lo = a.mult.lo[ra], nr = a.mult.n[ra];
+    const bool half = a.mult.half[ra] != 0;
 #pragma unroll
     for (int k1 = 0; k1 < P; ++k1) {
       const long long r = k2 + static_cast<long long>(Q) * k1;
-      double f;
-      if (ra >= 0) {
-        const double w = row_k ? store_wavenumber(a.mult, ra, r) : 0.0;
-        f = store_factor_at(a.mult, inner + w * w);
-      } else {
-        f = store_factor(a.mult, static_cast<unsigned long long>(first + r * a.ld));
-      }
-      const auto fr = static_cast<R>(f);
-      dst[r * a.ld] = {v[k1].x * fr, v[k1].y * (a.backward ? -fr : fr)};
+      long long k = lo + r;
+      if (!half && 2 * k >= nr) k -= nr;
+      const R w = kw * static_cast<R>(k), q = inner + w * w;
+      const R f = a.mult.kind == 0 ? s : a.mult.kind == 1 ? (q > R(0) ? -s / q : R(0)) : -s * q;
+      dst[r * a.ld] = {v[k1].x * f, v[k1].y * (a.backward ? -f : f)};
     }
   } else {
     const R sy = a.backward ? -a.scale : a.scale;

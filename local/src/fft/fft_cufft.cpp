@@ -20,6 +20,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "fft_axis0.hpp"
 #include "fft_axis0_cuda.hpp"
 #include "fft_store_cuda.hpp"
 #include "tessera/local/settings.hpp"
@@ -243,11 +244,14 @@ class CufftPlan final : public PlanBackend {
   // spectral factors (a spectral plan's pass is its last store: plan_form).
   void pass(const void* in, void* out, Direction dir, const StoreMultiply* mult, long long cols, long long ld,
             long long batch, long long dist, cudaStream_t stream) const {
-    const bool spectral = mult && d_.store_spectral;
+    const bool spectral = mult && d_.store_spectral, single = d_.precision == Precision::single;
     const StoreParams params = spectral ? to_params(*mult) : StoreParams{};
-    axis0_fft_cuda(in, out, tw_, d_.precision == Precision::single, dir == Direction::backward, d_.n[0], cols, ld,
-                   batch, dist, mult ? d_.store_scale : 1.0, spectral ? &params : nullptr, settings().fft_axis_tile,
+    const bool by_row = spectral && axis0::spectral_row_axis(params, d_.n[0], ld, cols, batch, dist) >= 0;
+    axis0_fft_cuda(in, out, tw_, single, dir == Direction::backward, d_.n[0], cols, ld, batch, dist,
+                   mult && !spectral ? d_.store_scale : 1.0, by_row ? &params : nullptr, settings().fft_axis_tile,
                    stream);
+    // Factors over a block whose axes are not the pass's rows: a pass of their own after it.
+    if (spectral && !by_row) store_multiply_cuda(out, false, single, layout(), params, stream);
   }
 
   // One cuFFT execution of the planned type on `stream`, its work area after the c2r copy's;
