@@ -245,6 +245,9 @@ fft::StoreMultiply spectral_multiply(fft::StoreMultiply::Spectral kind, double s
   m.block = block, m.n = n, m.k = k;
   return m;
 }
+
+// numpy.fft.fftfreq's index of i among n points (times n).
+double fftfreq(long long i, long long n) { return static_cast<double>(2 * i < n ? i : i - n); }
 }  // namespace
 
 // A store-multiplying plan: each output element times the factor of its position, against the
@@ -308,8 +311,7 @@ TYPED_TEST(FftPlan, StoreMultiplyScalesEveryOutputElement) {
                                    {2, 256, 3, 4}, {0, 256, 3, 6}, {0, 1, 2, 0.5});
   poisson.half = {false, false, false, true};
   const auto poisson_factor = [&](long long o) {
-    auto freq = [](long long i, long long n) { return static_cast<double>(2 * i < n ? i : i - n); };
-    const double k0 = freq(o / 12 % 256, 256), k1 = 2 * freq(o / 4 % 3, 3), k2 = 0.5 * static_cast<double>(o % 4);
+    const double k0 = fftfreq(o / 12 % 256, 256), k1 = 2 * fftfreq(o / 4 % 3, 3), k2 = 0.5 * static_cast<double>(o % 4);
     const double k = k0 * k0 + k1 * k1 + k2 * k2;
     return k > 0 ? -poisson.scale / k : 0.0;
   };
@@ -324,16 +326,16 @@ TYPED_TEST(FftPlan, StoreMultiplyScalesEveryOutputElement) {
   down.idist = down.odist = 1;
   for (auto dir : {Direction::forward, Direction::backward})
     compare(down, dir, columns, [](long long o) {
-      const long long i = o / 20, k = 2 * i < 256 ? i : i - 256;
-      return k == 0 ? 0.0 : -0.25 / static_cast<double>(k * k);
+      const double k = fftfreq(o / 20, 256);
+      return k == 0 ? 0.0 : -0.25 / (k * k);
     });
   // The same columns read as a [128][40] block (its rows no axis of the pass's): on GPUs the
   // factors then take a pass of their own.
   const auto folded =
       spectral_multiply(fft::StoreMultiply::Spectral::laplacian, 0.5, 2, {128, 40}, {128, 40}, {1, 0.5});
   compare(down, Direction::forward, folded, [](long long o) {
-    const long long i = o / 40, j = o % 40, ki = 2 * i < 128 ? i : i - 128, kj = 2 * j < 40 ? j : j - 40;
-    return -0.5 * (static_cast<double>(ki * ki) + 0.25 * static_cast<double>(kj * kj));
+    const double ki = fftfreq(o / 40, 128), kj = fftfreq(o % 40, 40);
+    return -0.5 * (ki * ki + 0.25 * kj * kj);
   });
   fft::StoreMultiply bad;
   bad.spectral = fft::StoreMultiply::Spectral::laplacian;  // dims 0: no positions to take k from

@@ -104,13 +104,12 @@ void* axis0_twiddles(long long n, bool single) { return single ? twiddles<float>
 
 void axis0_fft_cuda(const void* in, void* out, const void* tw, bool single, bool backward, long long n,
                     long long cols, long long ld, long long batch, long long dist, double scale,
-                    const StoreParams* spectral, int tile_bytes, cudaStream_t s) {
+                    const StoreParams* spectral, int row_axis, int tile_bytes, cudaStream_t s) {
   if (cols <= 0 || batch <= 0) return;
   if (batch > 65535)
     throw InvalidArgument("fft axis-0 pass: batch " + std::to_string(batch) + " exceeds the grid's 65535");
   const StoreParams mult = spectral ? *spectral : StoreParams{};
-  const int row_axis = spectral ? axis0::spectral_row_axis(mult, n, ld, cols, batch, dist) : -1;
-  if (spectral && row_axis < 0)
+  if (spectral && (row_axis < 0 || row_axis >= mult.dims))
     throw InvalidArgument("fft axis-0 pass: the spectral factors' block has no axis of the pass's rows (" +
                           std::to_string(n) + " rows " + std::to_string(ld) + " apart)");
   if (single)

@@ -160,16 +160,16 @@ TESSERA_HD inline void phase2(int t, long long col0, long long b, const Args<R>&
     // one R division per store, in single precision no double arithmetic per store.
     const int ra = a.row_axis;
     const auto inner = static_cast<R>(store_k2(a.mult, static_cast<unsigned long long>(first), ra));
+    // The row axis's parameters, hoisted out of the stores (an axis without frequencies adds 0).
     const R kw = a.mult.n[ra] != 0 ? static_cast<R>(a.mult.k[ra]) : R(0), s = static_cast<R>(a.mult.scale);
     const long long lo = a.mult.lo[ra], nr = a.mult.n[ra];
     const bool half = a.mult.half[ra] != 0;
+    const int kind = a.mult.kind;
 #pragma unroll
     for (int k1 = 0; k1 < P; ++k1) {
       const long long r = k2 + static_cast<long long>(Q) * k1;
-      long long k = lo + r;
-      if (!half && 2 * k >= nr) k -= nr;
-      const R w = kw * static_cast<R>(k), q = inner + w * w;
-      const R f = a.mult.kind == 0 ? s : a.mult.kind == 1 ? (q > R(0) ? -s / q : R(0)) : -s * q;
+      const R w = kw * static_cast<R>(store_frequency(lo + r, nr, half));
+      const R f = store_factor_of<R>(kind, s, inner + w * w);
       dst[r * a.ld] = {v[k1].x * f, v[k1].y * (a.backward ? -f : f)};
     }
   } else {

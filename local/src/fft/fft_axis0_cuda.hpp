@@ -16,10 +16,10 @@ void* axis0_twiddles(long long n, bool single);
 // One pass: `batch` arrays of n rows, `ld` complex elements apart, `dist` elements apart, down the
 // first `cols` columns, from `in` to `out` (either may equal the other), times `scale`, or with
 // `spectral` (not null) times store_factor(*spectral, the element's offset from `out`), whose block
-// must have the rows as an axis (axis0::spectral_row_axis; else InvalidArgument);
+// has the rows as axis `row_axis` (axis0::spectral_row_axis; else InvalidArgument);
 // `tile_bytes` (64 or 128) the row segment a block takes.
 void axis0_fft_cuda(const void* in, void* out, const void* twiddles, bool single, bool backward, long long n,
                     long long cols, long long ld, long long batch, long long dist, double scale,
-                    const StoreParams* spectral, int tile_bytes, cudaStream_t s);
+                    const StoreParams* spectral, int row_axis, int tile_bytes, cudaStream_t s);
 
 }  // namespace tessera::local::fft::detail

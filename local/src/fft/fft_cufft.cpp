@@ -233,9 +233,10 @@ class CufftPlan final : public PlanBackend {
     run_cufft(src, out, dir, stream, work);
     if (mult && !callback_)
       store_multiply_cuda(out, d_.kind == Kind::c2r, d_.precision == Precision::single, layout(), params, stream);
-    if (!mult && !callback_) return;
-    TESSERA_CHECK_CUDA(cudaEventRecord(done_, stream));
-    last_ = stream;
+    if (mult || callback_) {  // (the slot was read, or the plan's linked kernels ran)
+      TESSERA_CHECK_CUDA(cudaEventRecord(done_, stream));
+      last_ = stream;
+    }
   }
 
  private:
@@ -246,10 +247,11 @@ class CufftPlan final : public PlanBackend {
             long long batch, long long dist, cudaStream_t stream) const {
     const bool spectral = mult && d_.store_spectral, single = d_.precision == Precision::single;
     const StoreParams params = spectral ? to_params(*mult) : StoreParams{};
-    const bool by_row = spectral && axis0::spectral_row_axis(params, d_.n[0], ld, cols, batch, dist) >= 0;
+    const int row_axis = spectral ? axis0::spectral_row_axis(params, d_.n[0], ld, cols, batch, dist) : -1;
+    const bool by_row = row_axis >= 0;
     axis0_fft_cuda(in, out, tw_, single, dir == Direction::backward, d_.n[0], cols, ld, batch, dist,
-                   mult && !spectral ? d_.store_scale : 1.0, by_row ? &params : nullptr, settings().fft_axis_tile,
-                   stream);
+                   mult && !spectral ? d_.store_scale : 1.0, by_row ? &params : nullptr, row_axis,
+                   settings().fft_axis_tile, stream);
     // Factors over a block whose axes are not the pass's rows: a pass of their own after it.
     if (spectral && !by_row) store_multiply_cuda(out, false, single, layout(), params, stream);
   }

@@ -52,12 +52,15 @@ TESSERA_STORE_HD unsigned fast_div(unsigned n, unsigned m, int s) {
 #endif
 }
 
-// The wavenumber of index i (in the block) along axis a: numpy.fft.fftfreq's order, rfftfreq's
-// where half[a].
+// The frequency index of global index k along an axis of n points: numpy.fft.fftfreq's order,
+// rfftfreq's (k itself) where `half`.
+TESSERA_STORE_HD long long store_frequency(long long k, long long n, bool half) {
+  return !half && 2 * k >= n ? k - n : k;
+}
+
+// The wavenumber of index i (in the block) along axis a.
 TESSERA_STORE_HD double store_wavenumber(const StoreParams& p, int a, long long i) {
-  long long k = p.lo[a] + i;
-  if (!p.half[a] && 2 * k >= p.n[a]) k -= p.n[a];
-  return p.k[a] * static_cast<double>(k);
+  return p.k[a] * static_cast<double>(store_frequency(p.lo[a] + i, p.n[a], p.half[a] != 0));
 }
 
 // |k|^2 of the element at memory offset `off` from the output pointer, over every axis but `skip`.
@@ -75,17 +78,19 @@ TESSERA_STORE_HD double store_k2(const StoreParams& p, unsigned long long off, i
   return k2;
 }
 
-// The factor of a spectral store at squared wavenumber k2.
-TESSERA_STORE_HD double store_factor_at(const StoreParams& p, double k2) {
-  if (p.kind == 0) return p.scale;
-  if (p.kind == 1) return k2 > 0 ? -p.scale / k2 : 0.0;
-  return -p.scale * k2;
+// The factor of a store of kind `kind` (StoreParams::kind) at squared wavenumber k2, in T (the axis
+// pass's float kernels take it in float).
+template <class T = double>
+TESSERA_STORE_HD T store_factor_of(int kind, T scale, T k2) {
+  if (kind == 0) return scale;
+  if (kind == 1) return k2 > T(0) ? -scale / k2 : T(0);
+  return -scale * k2;
 }
 
 // The factor of the element at memory offset `off` from the output pointer of one execution.
 TESSERA_STORE_HD double store_factor(const StoreParams& p, unsigned long long off) {
   if (p.kind == 0) return p.scale;
-  return store_factor_at(p, store_k2(p, off));
+  return store_factor_of(p.kind, p.scale, store_k2(p, off));
 }
 
 }  // namespace tessera::local::fft::detail
