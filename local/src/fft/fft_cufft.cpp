@@ -132,10 +132,10 @@ Form plan_form(const PlanDesc& d) {
   const Mode mode = settings().fft_axis_kernel;
   const bool scaled = d.store_multiply && !d.store_spectral && d.store_scale != 0;
   // A spectral multiply rides on the transform's last store where that is the axis pass: a split
-  // r2c plan's (its 2-D cuFFT first), a plan down columns (the pass alone). Single precision only:
-  // in double, cuFFT's plan with the callback was the faster (docs/performance/fft.md).
+  // r2c plan's (its 2-D cuFFT first), a plan down columns (the pass alone), in both precisions
+  // (faster than cuFFT's plan with the store callback: docs/performance/fft.md).
   const bool spectral_last = d.store_multiply && d.store_spectral && mode == Mode::all &&
-                             d.precision == Precision::single && (d.kind == Kind::r2c || d.rank == 1);
+                             (d.kind == Kind::r2c || d.rank == 1);
   if (mode == Mode::off || (d.store_multiply && !scaled && !spectral_last) || (mode == Mode::scaled && !scaled))
     return Form::cufft;
   Form form = Form::cufft;
