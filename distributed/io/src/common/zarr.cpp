@@ -201,6 +201,8 @@ bool read_shard_part(const fs::path& p, const ShardSpec& s, const detail::ChunkT
     if (!inner_box(k).intersect(part).empty()) wanted.push_back(k);
   const detail::ChunkType it{s.inner, t.elem, t.swap_unit, t.fill};
   const std::size_t inner_bytes = static_cast<std::size_t>(it.count()) * t.elem;
+  // Fewer inner chunks than threads: the codecs take the rest (Blosc decodes on threads of its own).
+  const int per = std::max(1, threads / static_cast<int>(std::max<std::size_t>(1, wanted.size())));
   const std::string err = detail::parallel_for(wanted.size(), threads, [&](std::size_t w) {
     const std::size_t k = wanted[w];
     const DynBox inner = inner_box(k), wanted_part = inner.intersect(part);
@@ -215,7 +217,7 @@ bool read_shard_part(const fs::path& p, const ShardSpec& s, const detail::ChunkT
       PooledBytes bytes(index[2 * k + 1]);
       pread_all(fd, bytes.data(), bytes.size(), index[2 * k], p);
       detail::decode_chunk(s.codecs, bytes.view(), host + block.offset_of(inner.lo) * static_cast<std::int64_t>(t.elem),
-                           it, 1);
+                           it, per);
       return;
     }
     PooledBytes buf(inner_bytes);
@@ -224,7 +226,7 @@ bool read_shard_part(const fs::path& p, const ShardSpec& s, const detail::ChunkT
     } else {
       PooledBytes bytes(index[2 * k + 1]);
       pread_all(fd, bytes.data(), bytes.size(), index[2 * k], p);
-      detail::decode_chunk(s.codecs, bytes.view(), buf.data(), it, 1);
+      detail::decode_chunk(s.codecs, bytes.view(), buf.data(), it, per);
     }
     copy_region(host, block.lo, block.shape(), buf.data(), inner.lo, s.inner, wanted_part.lo, wanted_part.hi, t.elem);
   });
@@ -682,6 +684,8 @@ class ShardedSave : SaveParts {
           if (block_.contains(lo)) mine_.push_back(Inner{shard, k, {}, {}});
         }
       });
+      // Fewer inner chunks than threads: the codecs take the rest (Blosc encodes on threads of its own).
+      codec_threads_ = std::max(1, threads_ / static_cast<int>(std::max<std::size_t>(1, mine_.size())));
       return parallel_for(mine_.size(), threads_, [&](std::size_t i) { encode(mine_[i]); });
     } catch (const std::exception& e) {
       return tessera::detail::message_of(e);
@@ -692,13 +696,13 @@ class ShardedSave : SaveParts {
     const DynBox box = inner_box(inner_lo(c.shard, c.k));
     const char* host = static_cast<const char*>(s_.host);
     if (box.shape() == spec_.inner && block_.has_run(box)) {  // one run of the block: encoded from it
-      c.bytes = encode_chunk(spec_.codecs, host + block_.offset_of(box.lo) * es_, inner_type_, 1);
+      c.bytes = encode_chunk(spec_.codecs, host + block_.offset_of(box.lo) * es_, inner_type_, codec_threads_);
       return;
     }
     c.region = PooledBytes(inner_bytes_);
     std::memset(c.region.data(), 0, inner_bytes_);  // beyond the array: the fill value 0
     copy_region(c.region.data(), box.lo, spec_.inner, host, block_.lo, block_.shape(), box.lo, box.hi, es_);
-    c.bytes = encode_chunk(spec_.codecs, c.region.data(), inner_type_, 1);
+    c.bytes = encode_chunk(spec_.codecs, c.region.data(), inner_type_, codec_threads_);
   }
 
   // Every rank's (shard, inner chunk, encoded size) triples, then each shard's offsets.
@@ -823,6 +827,7 @@ class ShardedSave : SaveParts {
   const std::size_t inner_bytes_;
   std::int64_t per_shard_;
   const int threads_;
+  int codec_threads_ = 1;  // each inner chunk's encoder's
   PooledBytes zero_buf_;
   Encoded zero_;
   std::vector<Inner> mine_;
