@@ -170,6 +170,23 @@ TYPED_TEST(IoZarrCodecs, V3ShardedAndNot) {
   EXPECT_THROW(io::save_zarr(tmp.file("bad"), formula<float, 3>(save, d), {2, 2, 3}, o), InvalidArgument);
 }
 
+// Inner chunks of 1 MiB and more: a shard a rank's block holds whole is read inner chunk by inner
+// chunk on the pool, as part of a shard is (rows split over the ranks: whole shards and parts; the
+// last shard runs past the array's end), the inner chunks' codecs on the threads the others leave.
+TYPED_TEST(IoZarrCodecs, V3WholeShardsOfLargeInnerChunks) {
+  auto world = tessera::testing::world();
+  const auto d = this->device();
+  TempDir tmp;
+  Layout<3> rows(ProcessGrid(world), {250, 64, 64}, {0, -1, -1});
+  auto cols = Layout<3>::block(ProcessGrid::balanced(world, 2), {250, 64, 64});
+  for (const auto& [name, c] : every_codec()) {
+    ZarrWriteOptions o{c};
+    o.format = 3, o.shard = {64, 64, 64};
+    round_trip<double, 3>(tmp, name + "_large", rows, rows, d, {32, 64, 64}, o);
+    round_trip<double, 3>(tmp, name + "_large_cols", cols, rows, d, {32, 64, 64}, o);
+  }
+}
+
 // Zarr v3 has no zlib codec: Compressor::zlib is written there as the standard gzip codec
 // (gzip framing, RFC 1952), which zarr-python 3 and tensorstore read; v2 keeps numcodecs' zlib
 // (zlib framing, RFC 1950). v3 stores of earlier versions (a "zlib" codec) still load.

@@ -201,8 +201,7 @@ bool read_shard_part(const fs::path& p, const ShardSpec& s, const detail::ChunkT
     if (!inner_box(k).intersect(part).empty()) wanted.push_back(k);
   const detail::ChunkType it{s.inner, t.elem, t.swap_unit, t.fill};
   const std::size_t inner_bytes = static_cast<std::size_t>(it.count()) * t.elem;
-  // Fewer inner chunks than threads: the codecs take the rest (Blosc decodes on threads of its own).
-  const int per = std::max(1, threads / static_cast<int>(std::max<std::size_t>(1, wanted.size())));
+  const int per = detail::threads_each(threads, wanted.size());
   const std::string err = detail::parallel_for(wanted.size(), threads, [&](std::size_t w) {
     const std::size_t k = wanted[w];
     const DynBox inner = inner_box(k), wanted_part = inner.intersect(part);
@@ -456,7 +455,7 @@ class ZarrSave : SaveParts {
   void split_early_late() {
     for (auto& [idx, pieces] : mine_) (pieces.empty() ? early_ : late_).emplace_back(idx, pieces);
     threads_ = io_threads(g_);
-    inner_threads_ = std::max(1, threads_ / std::max<int>(1, static_cast<int>(mine_.size())));
+    inner_threads_ = detail::threads_each(threads_, mine_.size());
   }
 
   // The early chunks go to a pool, each as soon as staging has brought its rows to the host, while
@@ -684,8 +683,7 @@ class ShardedSave : SaveParts {
           if (block_.contains(lo)) mine_.push_back(Inner{shard, k, {}, {}});
         }
       });
-      // Fewer inner chunks than threads: the codecs take the rest (Blosc encodes on threads of its own).
-      codec_threads_ = std::max(1, threads_ / static_cast<int>(std::max<std::size_t>(1, mine_.size())));
+      codec_threads_ = detail::threads_each(threads_, mine_.size());
       return parallel_for(mine_.size(), threads_, [&](std::size_t i) { encode(mine_[i]); });
     } catch (const std::exception& e) {
       return tessera::detail::message_of(e);
@@ -874,7 +872,7 @@ class ZarrLoad {
   void plan_chunks() {
     grid_.for_each(block_, [&](const Vec& idx) { work_.push_back(idx); });
     threads_ = io_threads(s_.group);
-    inner_threads_ = std::max(1, threads_ / std::max<int>(1, static_cast<int>(work_.size())));
+    inner_threads_ = detail::threads_each(threads_, work_.size());
   }
 
   // Chunk work_[i]'s part of this rank's block: straight into the block when the chunk is one run
@@ -892,11 +890,16 @@ class ZarrLoad {
     decode_chunk_file(p, name, chunk, part, whole, dst);
   }
 
-  // Part of a shard (or a shard of raw inner chunks) is read by its index and the inner chunks
-  // this rank needs, nothing else, raw ones straight into the block.
+  // Part of a shard (or a whole shard of raw or of large inner chunks) is read by its index and
+  // the inner chunks this rank needs, nothing else, each read and decoded on a thread of its own
+  // (raw ones straight into the block): a whole shard read as one file first leaves every thread
+  // but one idle until the read ends. Small encoded inner chunks of a whole shard take one read of
+  // the file (a read per inner chunk would cost more).
   bool reads_shard_part(bool whole) const {
+    constexpr std::int64_t kLargeInner = std::int64_t(1) << 20;  // bytes
     const auto& c = meta_.codecs;
-    return c.shard && c.bytes.empty() && c.transpose.empty() && (!whole || c.shard->codecs.trivial());
+    if (!c.shard || !c.bytes.empty() || !c.transpose.empty()) return false;
+    return !whole || c.shard->codecs.trivial() || product(c.shard->inner) * static_cast<std::int64_t>(es_) >= kLargeInner;
   }
 
   // False if the shard's file is missing and missing chunks are allowed (they get the fill value).

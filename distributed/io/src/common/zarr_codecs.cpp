@@ -117,6 +117,7 @@ ShardPieces encode_shard_pieces(const ShardSpec& s, const char* data, const Chun
   ShardPieces out;
   out.owned.resize(n + 1);  // the inner chunks that needed encoding, then the index
   std::vector<std::string_view> parts(n);
+  const int per = threads_each(threads, n);
   const std::string err = parallel_for(n, threads, [&](std::size_t k) {
     const Vec lo = grid.lo(static_cast<std::int64_t>(k), s.inner);
     const char* run = inner_run(data, t.shape, lo, s.inner, t.elem);
@@ -131,7 +132,7 @@ ShardPieces encode_shard_pieces(const ShardSpec& s, const char* data, const Chun
       inner = PooledBytes(inner_bytes);
       copy_region(inner.data(), lo, s.inner, data, Vec(lo.size(), 0), t.shape, lo, hi, t.elem);
     }
-    Encoded e = encode_chunk(s.codecs, run ? run : inner.data(), it, 1);
+    Encoded e = encode_chunk(s.codecs, run ? run : inner.data(), it, per);
     parts[k] = e.bytes;  // a view of e.buf, of `inner` or of the shard's data: kept, whichever it is
     out.owned[k] = e.bytes.data() == e.buf.data() ? std::move(e.buf) : std::move(inner);
   });
@@ -164,13 +165,14 @@ void decode_shard(const ShardSpec& s, std::string_view in, char* out, const Chun
   const InnerGrid grid(t.shape, s.inner);
   const auto index = shard_index(s, in, grid.n);
   const ChunkType it{s.inner, t.elem, t.swap_unit, t.fill};
+  const int per = threads_each(threads, static_cast<std::size_t>(grid.n));
   const std::string err = parallel_for(grid.n, threads, [&](std::size_t k) {
     const Vec lo = grid.lo(static_cast<std::int64_t>(k), s.inner);
     char* run = const_cast<char*>(inner_run(out, t.shape, lo, s.inner, t.elem));
     PooledBytes inner(run ? 0 : static_cast<std::size_t>(it.count()) * t.elem);
     char* dst = run ? run : inner.data();
     if (index[2 * k] == kEmpty) fill_elems(dst, it.count(), t.fill);
-    else decode_chunk(s.codecs, in.substr(index[2 * k], index[2 * k + 1]), dst, it, 1);
+    else decode_chunk(s.codecs, in.substr(index[2 * k], index[2 * k + 1]), dst, it, per);
     if (run) return;
     Vec hi(lo.size());
     for (std::size_t a = 0; a < lo.size(); ++a) hi[a] = lo[a] + s.inner[a];

@@ -14,6 +14,12 @@
 
 namespace tessera::io::detail {
 
+// The threads each of `items` pieces of work may take when they share `threads`: fewer pieces
+// than threads leave the rest to each piece's codecs (Blosc encodes and decodes on threads of its own).
+inline int threads_each(int threads, std::size_t items) {
+  return std::max(1, threads / static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(items, 1u << 30))));
+}
+
 template <class F>
 std::string parallel_for(std::size_t n, int threads, F&& f) {
   std::atomic<std::size_t> next{0};
