@@ -683,24 +683,24 @@ class ShardedSave : SaveParts {
           if (block_.contains(lo)) mine_.push_back(Inner{shard, k, {}, {}});
         }
       });
-      codec_threads_ = detail::threads_each(threads_, mine_.size());
-      return parallel_for(mine_.size(), threads_, [&](std::size_t i) { encode(mine_[i]); });
+      const int codec_threads = detail::threads_each(threads_, mine_.size());
+      return parallel_for(mine_.size(), threads_, [&](std::size_t i) { encode(mine_[i], codec_threads); });
     } catch (const std::exception& e) {
       return tessera::detail::message_of(e);
     }
   }
 
-  void encode(Inner& c) {
+  void encode(Inner& c, int codec_threads) {
     const DynBox box = inner_box(inner_lo(c.shard, c.k));
     const char* host = static_cast<const char*>(s_.host);
     if (box.shape() == spec_.inner && block_.has_run(box)) {  // one run of the block: encoded from it
-      c.bytes = encode_chunk(spec_.codecs, host + block_.offset_of(box.lo) * es_, inner_type_, codec_threads_);
+      c.bytes = encode_chunk(spec_.codecs, host + block_.offset_of(box.lo) * es_, inner_type_, codec_threads);
       return;
     }
     c.region = PooledBytes(inner_bytes_);
     std::memset(c.region.data(), 0, inner_bytes_);  // beyond the array: the fill value 0
     copy_region(c.region.data(), box.lo, spec_.inner, host, block_.lo, block_.shape(), box.lo, box.hi, es_);
-    c.bytes = encode_chunk(spec_.codecs, c.region.data(), inner_type_, codec_threads_);
+    c.bytes = encode_chunk(spec_.codecs, c.region.data(), inner_type_, codec_threads);
   }
 
   // Every rank's (shard, inner chunk, encoded size) triples, then each shard's offsets.
@@ -825,7 +825,6 @@ class ShardedSave : SaveParts {
   const std::size_t inner_bytes_;
   std::int64_t per_shard_;
   const int threads_;
-  int codec_threads_ = 1;  // each inner chunk's encoder's
   PooledBytes zero_buf_;
   Encoded zero_;
   std::vector<Inner> mine_;
