@@ -415,6 +415,49 @@ TYPED_TEST(FftPlan, SplitAxisPlansMatchTheDft) {
   fft::clear_plan_cache();
 }
 
+// c2c plans over square planes of 256, 512 or 1024 (packed 2-D plans, the 2-D pass of split 3-D
+// plans) run on GPUs on Tessera's one-kernel 2-D FFT (TESSERA_FFT_PLANE_KERNEL) or a batched 2-D
+// cuFFT: both give the DFT in both precisions, both directions, in place and out, scaled and not,
+// with either tile. (The host runs FFTW either way: GPU only.)
+template <class F>
+void with_plane_settings(Device dev, F&& f) {
+  const tessera::Settings saved = tessera::settings();
+  for (auto [planes, tile] : {std::pair{true, 64}, std::pair{true, 128}, std::pair{false, 128}}) {
+    tessera::Settings s = saved;
+    s.fft_plane_kernel = planes;
+    s.fft_axis_tile = tile;
+    tessera::set_settings(s);
+    fft::clear_plan_cache();  // plans pick their form when made
+    f();
+  }
+  tessera::set_settings(saved);
+  fft::clear_plan_cache();
+}
+
+TYPED_TEST(FftPlan, PlaneKernelPlansMatchTheDft) {
+  const Device dev = this->device();
+  if (dev.is_host()) GTEST_SKIP() << "FFTW plans have no plane kernel";
+  with_plane_settings(dev, [&] {
+    for (auto dir : {Direction::forward, Direction::backward}) {
+      check_both(fft::make_desc(dev, Kind::c2c, Precision::double_, {256, 256}, 3), dir);
+      check(fft::make_desc(dev, Kind::c2c, Precision::single, {512, 512}, 2, true), dir, true, 0.25);
+    }
+  });
+}
+
+TYPED_TEST(FftPlan, PlaneKernelLargePlanesAndSplitPlansMatchTheDft) {
+  const Device dev = this->device();
+  if (dev.is_host()) GTEST_SKIP() << "FFTW plans have no plane kernel";
+  with_plane_settings(dev, [&] {
+    check(fft::make_desc(dev, Kind::c2c, Precision::double_, {1024, 1024}, 1, true), Direction::forward);
+    check(fft::make_desc(dev, Kind::c2c, Precision::single, {1024, 1024}, 2), Direction::backward, false, 0.5);
+    // Split 3-D: the axis pass (with the scale), then the planes.
+    check(fft::make_desc(dev, Kind::c2c, Precision::double_, {256, 256, 256}), Direction::forward, true);
+    check(fft::make_desc(dev, Kind::c2c, Precision::single, {256, 256, 256}, 1, true), Direction::backward, false,
+          1.0 / 256);
+  });
+}
+
 TYPED_TEST(FftPlan, InPlaceRealTransformsRoundTrip) {
   const Device dev = this->device();
   const auto fwd = fft::get_plan(fft::make_desc(dev, Kind::r2c, Precision::double_, {6, 5, 7}, 2, true));

@@ -61,6 +61,10 @@ std::vector<config::Variable> Settings::variables() {
        "which GPU plans of outermost length 256, 512, 1024 run on Tessera's axis pass (packed 3-D: the pass + a 2-D "
        "cuFFT; 1-D down adjacent columns: the pass alone): all, those with a fixed scale, or none"},
       {"TESSERA_FFT_AXIS_TILE", "128", "64 or 128", "bytes of a row each block of that pass takes"},
+      {"TESSERA_FFT_PLANE_KERNEL", "0", "0 or 1",
+       "1: GPU c2c plans over square planes of 256, 512 or 1024 (packed 2-D plans, the 2-D pass of split 3-D plans) "
+       "run on Tessera's one-kernel 2-D FFT (each plane kept in L2 between its rows and columns: one HBM pass, but "
+       "slower than the batched 2-D cuFFT of 0 on an H200)"},
       {"TESSERA_JIT", "auto", "auto, on or off",
        "fused expressions on GPU arrays through the runtime kernel compiler (NVRTC): auto in code not compiled by nvcc "
        "(nvcc's compile-time executor elsewhere), on everywhere (for comparison), off (plain C++ code on GPU arrays "
@@ -90,6 +94,7 @@ Settings Settings::parse(const Lookup& get) {
       static_cast<int>(config::parse_int(get, "TESSERA_REDUCE_BLOCKS_PER_SM", s.reduce_blocks_per_sm, 1, "an integer >= 1"));
   s.fft_callbacks = config::parse_bool(get, "TESSERA_FFT_CALLBACKS", s.fft_callbacks);
   s.fft_patient_jit = config::parse_bool(get, "TESSERA_FFT_PATIENT_JIT", s.fft_patient_jit);
+  s.fft_plane_kernel = config::parse_bool(get, "TESSERA_FFT_PLANE_KERNEL", s.fft_plane_kernel);
   s.fft_axis_kernel = static_cast<FftAxisKernel>(
       config::parse_choice(get, "TESSERA_FFT_AXIS_KERNEL", kAxisKernelNames, static_cast<int>(s.fft_axis_kernel)));
   s.jit = static_cast<Jit>(config::parse_choice(get, "TESSERA_JIT", kJitNames, static_cast<int>(s.jit)));
@@ -117,6 +122,7 @@ std::string Settings::str() const {
     << "TESSERA_FFT_AXIS_KERNEL=" << kAxisKernelNames[static_cast<int>(fft_axis_kernel)]
     << "    (GPU plans on Tessera's outermost-axis pass: packed 3-D + 2-D cuFFT, 1-D down columns)\n"
     << "TESSERA_FFT_AXIS_TILE=" << fft_axis_tile << "    (bytes of a row per block of that pass)\n"
+    << "TESSERA_FFT_PLANE_KERNEL=" << b(fft_plane_kernel) << "    (square c2c planes on Tessera's one-kernel 2-D FFT)\n"
     << "TESSERA_JIT=" << kJitNames[static_cast<int>(jit)] << "    (auto: NVRTC for plain C++ code, on: everywhere, off)\n"
     << "TESSERA_KERNEL_CACHE_DIR=" << kernel_cache_dir << "    (empty: kernels in memory only)\n";
   return o.str();

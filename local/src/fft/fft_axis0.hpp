@@ -87,6 +87,22 @@ TESSERA_HD inline void fft_registers(Cx<R> (&v)[L]) {
   }
 }
 
+// A load of the pass's input; `L2`: from L2, past the SM's L1 (the plane kernel's column tasks
+// read what other blocks wrote during the same kernel).
+template <bool L2, class R>
+TESSERA_HD inline Cx<R> load(const Cx<R>* p) {
+#ifdef __CUDA_ARCH__
+  if constexpr (L2 && sizeof(R) == 4) {
+    const float2 v = __ldcg(reinterpret_cast<const float2*>(p));
+    return {v.x, v.y};
+  } else if constexpr (L2) {
+    const double2 v = __ldcg(reinterpret_cast<const double2*>(p));
+    return {v.x, v.y};
+  }
+#endif
+  return *p;
+}
+
 // One transform's data: `in`/`out` (elements of Cx<R>) hold `batch` arrays of N rows, `ld`
 // elements apart, of which the first `cols` columns are transformed, arrays `dist` elements apart;
 // `tw[m]` = exp(-2 pi i m / N) for m < N; `mult` the spectral pass's factors (their offsets count
@@ -122,7 +138,7 @@ TESSERA_HD constexpr int factor_p(long long n) { return n == 1024 ? 32 : n == 51
 TESSERA_HD constexpr int factor_q(long long n) { return n == 1024 ? 32 : n == 512 ? 16 : n == 256 ? 16 : 0; }
 
 // Thread `t` of the block holding columns [col0, col0 + C) of batch b; `sh` has C*P*Q elements.
-template <class R, int P, int Q, int C>
+template <class R, int P, int Q, int C, bool L2 = false>
 TESSERA_HD inline void phase1(int t, long long col0, long long b, const Args<R>& a, Cx<R>* sh) {
   const int c = t % C, n1 = t / C;
   const long long col = col0 + c;
@@ -130,7 +146,7 @@ TESSERA_HD inline void phase1(int t, long long col0, long long b, const Args<R>&
   if (col < a.cols) {
     const Cx<R>* src = a.in + b * a.dist + col;
 #pragma unroll
-    for (int j = 0; j < Q; ++j) v[j] = src[(n1 + static_cast<long long>(P) * j) * a.ld];
+    for (int j = 0; j < Q; ++j) v[j] = load<L2>(src + (n1 + static_cast<long long>(P) * j) * a.ld);
   } else {
 #pragma unroll
     for (int j = 0; j < Q; ++j) v[j] = {R(0), R(0)};

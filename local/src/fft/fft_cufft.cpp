@@ -22,6 +22,7 @@
 
 #include "fft_axis0.hpp"
 #include "fft_axis0_cuda.hpp"
+#include "fft_plane_cuda.hpp"
 #include "fft_store_cuda.hpp"
 #include "tessera/local/settings.hpp"
 #include "fft_store_params.hpp"
@@ -124,8 +125,16 @@ std::atomic<bool>& callback_refused(const PlanDesc& d) {
 // fixed scale rides on the pass's stores instead of a cuFFT store callback, and the two passes beat
 // one 3-D cuFFT plan (docs/performance/fft.md, History). `columns`: a 1-D c2c plan down adjacent
 // columns of rows `stride` apart (the distributed slab FFT's axis-0 stage, whole or a chunk of its
-// columns) is the pass alone. The pass's lengths only.
-enum class Form { cufft, split, columns };
+// columns) is the pass alone. The pass's lengths only. `planes`: a packed 2-D c2c plan of square
+// planes is Tessera's plane kernel alone (fft_plane.hpp, TESSERA_FFT_PLANE_KERNEL), as is a split
+// c2c plan's 2-D pass.
+enum class Form { cufft, split, columns, planes };
+
+// Whether a packed c2c plan's n1 x n2 planes run on the plane kernel.
+bool plane_kernel_for(const PlanDesc& d, long long n1, long long n2) {
+  return d.kind == Kind::c2c && settings().fft_plane_kernel &&
+         plane_supported(n1, n2, settings().fft_axis_tile, d.device.index());
+}
 
 Form plan_form(const PlanDesc& d) {
   using Mode = Settings::FftAxisKernel;
@@ -139,16 +148,22 @@ Form plan_form(const PlanDesc& d) {
   if (mode == Mode::off || (d.store_multiply && !scaled && !spectral_last) || (mode == Mode::scaled && !scaled))
     return Form::cufft;
   Form form = Form::cufft;
-  if (d.rank == 1) {
-    if (d.kind == Kind::c2c && d.idist == 1 && d.odist == 1 && d.istride == d.ostride && d.batch <= d.istride)
-      form = Form::columns;
-  } else if (d.rank == 3 && d.batch <= 65535) {
-    PlanDesc p = make_desc(d.device, d.kind, d.precision, {d.n[0], d.n[1], d.n[2]}, d.batch, d.in_place);
+  const auto packed = [&d](std::initializer_list<long long> n) {
+    PlanDesc p = make_desc(d.device, d.kind, d.precision, n, d.batch, d.in_place);
     p.preserve_input = d.preserve_input;
     p.store_multiply = d.store_multiply;
     p.store_spectral = d.store_spectral;
     p.store_scale = d.store_scale;
-    if (normalize(p) == d) form = Form::split;
+    return normalize(p) == d;
+  };
+  if (d.rank == 2 && packed({d.n[0], d.n[1]}) &&
+      plane_kernel_for(d, d.n[0], d.n[1]))
+    return Form::planes;
+  if (d.rank == 1) {
+    if (d.kind == Kind::c2c && d.idist == 1 && d.odist == 1 && d.istride == d.ostride && d.batch <= d.istride)
+      form = Form::columns;
+  } else if (d.rank == 3 && d.batch <= 65535 && packed({d.n[0], d.n[1], d.n[2]})) {
+    form = Form::split;
   }
   // The length and the device's shared memory last: the latter asks the driver.
   if (form == Form::cufft || !axis0_supported(d.n[0], settings().fft_axis_tile, d.device.index())) return Form::cufft;
@@ -159,9 +174,21 @@ class CufftPlan final : public PlanBackend {
  public:
   explicit CufftPlan(const PlanDesc& d) : d_(d), cu_(d), type_(cufft_type(d)), form_(plan_form(d)) {
     DeviceGuard guard(d.device);
-    if (form_ == Form::columns) {
+    if (form_ == Form::columns || form_ == Form::planes) {
       tw_ = axis0_twiddles(d.n[0], d.precision == Precision::single);
-      return;  // no cuFFT plan, no work area
+      if (form_ == Form::planes) plane_work_ = plane_work_bytes(d.batch);
+      return;  // no cuFFT plan; the plane kernel's work area holds its counters
+    }
+    if (form_ == Form::split && plane_kernel_for(d, d.n[1], d.n[2])) {
+      try {
+        tw_ = axis0_twiddles(d.n[0], d.precision == Precision::single);
+        tw_plane_ = d.n[1] == d.n[0] ? tw_ : axis0_twiddles(d.n[1], d.precision == Precision::single);
+        plane_work_ = plane_work_bytes(d.n[0] * d.batch);
+      } catch (...) {
+        release();
+        throw;
+      }
+      return;
     }
     if (form_ == Form::split) {
       try {
@@ -204,7 +231,7 @@ class CufftPlan final : public PlanBackend {
   }
   ~CufftPlan() override { release(); }
 
-  std::size_t work_bytes() const noexcept override { return copy_bytes_ + cufft_work_; }
+  std::size_t work_bytes() const noexcept override { return copy_bytes_ + cufft_work_ + plane_work_; }
 
   void execute(const void* in, void* out, Direction dir, const Stream& s, void* work,
                const StoreMultiply* mult) const override {
@@ -216,6 +243,8 @@ class CufftPlan final : public PlanBackend {
       work = pooled.data();
     }
     if (form_ == Form::columns) return pass(in, out, dir, mult, d_.batch, d_.istride, 1, 0, stream);
+    if (form_ == Form::planes)
+      return planes(in, out, dir, d_.batch, mult && d_.store_multiply ? d_.store_scale : 1.0, work, stream);
     if (form_ == Form::split) return execute_split(const_cast<void*>(in), out, dir, stream, work, mult);
     void* src = const_cast<void*>(in);  // cuFFT only writes to the input of c2r
     if (copy_bytes_) {
@@ -254,6 +283,14 @@ class CufftPlan final : public PlanBackend {
                    settings().fft_axis_tile, stream);
     // Factors over a block whose axes are not the pass's rows: a pass of their own after it.
     if (spectral && !by_row) store_multiply_cuda(out, false, single, layout(), params, stream);
+  }
+
+  // The plane kernel over `batch` planes of the plan's inner two axes, times `scale`.
+  void planes(const void* in, void* out, Direction dir, long long batch, double scale, void* work,
+              cudaStream_t stream) const {
+    const long long n = d_.n[d_.rank - 1];
+    plane_fft_cuda(in, out, tw_plane_ ? tw_plane_ : tw_, d_.precision == Precision::single,
+                   dir == Direction::backward, n, batch, scale, settings().fft_axis_tile, work, stream);
   }
 
   // One cuFFT execution of the planned type on `stream`, its work area after the c2r copy's;
@@ -297,6 +334,7 @@ class CufftPlan final : public PlanBackend {
     // A preserving c2r's pass writes the copy that cuFFT may clobber; others run in place there.
     void* mid = d_.kind == Kind::c2c ? out : copy_bytes_ ? work : in;
     pass(in, mid, dir, mult, cols, cols, d_.batch, d_.n[0] * cols, stream);
+    if (plane_work_) return planes(mid, out, dir, d_.n[0] * d_.batch, 1.0, work, stream);
     run_cufft(mid, out, dir, stream, work);
   }
 
@@ -368,6 +406,7 @@ class CufftPlan final : public PlanBackend {
     if (done_ && last_) (void)cudaEventSynchronize(done_);
     if (handle_) (void)cufftDestroy(handle_);
     if (done_) (void)cudaEventDestroy(done_);
+    if (tw_plane_ && tw_plane_ != tw_) (void)cudaFree(tw_plane_);
     if (tw_) (void)cudaFree(tw_);
     if (slot_) (void)cudaFree(slot_);
   }
@@ -382,7 +421,9 @@ class CufftPlan final : public PlanBackend {
   PlanDesc cu_;  // what cuFFT plans: d_, or the 2-D pass of a split plan
   cufftType type_;
   Form form_;
-  void* tw_ = nullptr;  // the axis pass's twiddles (split and columns)
+  void* tw_ = nullptr;  // the axis pass's twiddles (split and columns), the plane kernel's (planes)
+  void* tw_plane_ = nullptr;  // a split plan's plane kernel's, where its planes' length is not n[0]
+  std::size_t plane_work_ = 0;  // the plane kernel's counters (planes, and split plans that use it)
   cufftHandle handle_ = 0;
   std::size_t cufft_work_ = 0, copy_bytes_ = 0, in_bytes_ = 0;
   StoreParams* slot_ = nullptr;  // the callback's parameters (callerInfo), rewritten per execution

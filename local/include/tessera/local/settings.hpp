@@ -36,6 +36,12 @@ struct Settings {
   FftAxisKernel fft_axis_kernel = FftAxisKernel::all;
   // TESSERA_FFT_AXIS_TILE: bytes of a row a block of that pass takes, 64 or 128 (faster).
   int fft_axis_tile = 128;
+  // TESSERA_FFT_PLANE_KERNEL=1: GPU c2c plans over square planes of 256, 512 or 1024 (packed 2-D
+  // plans, the 2-D pass of split 3-D plans) run on Tessera's one-kernel 2-D FFT, which keeps each
+  // plane in L2 between its rows and its columns (one pass over HBM where a batched 2-D cuFFT makes
+  // two), instead of the 2-D cuFFT; off by default: on an H200 it is slower, bound by its SMs
+  // (docs/performance/fft.md).
+  bool fft_plane_kernel = false;
   // TESSERA_JIT: fused expressions on GPUs through the runtime kernel compiler (NVRTC). auto: in
   // plain C++ translation units (nvcc's compile-time executor where nvcc compiled the code); on:
   // everywhere (for comparison); off: plain C++ code on GPU arrays throws BackendUnavailable.

@@ -1,0 +1,140 @@
+// The 2-D c2c FFT of packed square planes in one kernel (the algorithm, its tasks and why they
+// deadlock in no order: fft_plane.hpp).
+#include <cuda_runtime_api.h>
+
+#include <cuda/atomic>
+
+#include <algorithm>
+#include <string>
+
+#include "fft_plane.hpp"
+#include "fft_plane_cuda.hpp"
+#include "tessera/local/cuda_check.hpp"
+#include "tessera/local/error.hpp"
+
+namespace tessera::local::fft::detail {
+namespace {
+using axis0::Cx;
+
+template <int P, int Q, int C>
+constexpr int block_threads() { return C * P; }
+
+// Shared memory: a column task's C columns of P*Q rows, or a row task's C padded rows.
+template <class R, int P, int Q, int C>
+constexpr int smem_bytes() {
+  return std::max(C * P * Q, plane::row_tile_elements<P, Q, C>()) * static_cast<int>(sizeof(Cx<R>));
+}
+
+__device__ unsigned rows_done(unsigned* count) {
+  return cuda::atomic_ref<unsigned, cuda::thread_scope_device>(*count).load(cuda::memory_order_acquire);
+}
+
+template <class R, int P, int Q, int C>
+__global__ void __launch_bounds__(block_threads<P, Q, C>()) plane_kernel(plane::Args<R> a, unsigned long long* next,
+                                                                         unsigned* done) {
+  extern __shared__ __align__(16) unsigned char raw[];
+  auto* sh = reinterpret_cast<Cx<R>*>(raw);
+  __shared__ unsigned long long ticket;
+  const long long tiles = a.n1 / C, total = a.batch * 2 * tiles;  // square: as many row tiles as column tiles
+  for (;;) {
+    if (threadIdx.x == 0) ticket = atomicAdd(next, 1ull);
+    __syncthreads();
+    const long long t = static_cast<long long>(ticket);
+    if (t >= total) return;
+    const plane::Task task = plane::plane_task(t, a.batch, tiles, tiles);
+    if (!task.columns) {
+      plane::rows_phase1<R, P, Q, C>(threadIdx.x, task.plane, task.tile * C, a, sh);
+      __syncthreads();
+      plane::rows_phase2<R, P, Q, C>(threadIdx.x, task.plane, task.tile * C, a, sh);
+      __threadfence();  // every thread's rows are visible before the count says so
+      __syncthreads();
+      if (threadIdx.x == 0)
+        cuda::atomic_ref<unsigned, cuda::thread_scope_device>(done[task.plane])
+            .fetch_add(1u, cuda::memory_order_release);
+    } else {
+      if (threadIdx.x == 0)
+        while (rows_done(&done[task.plane]) < tiles) __nanosleep(64);
+      __syncthreads();
+      const axis0::Args<R> col = plane::column_args(a, task.plane);
+      axis0::phase1<R, P, Q, C, true>(threadIdx.x, task.tile * C, 0, col, sh);
+      __syncthreads();
+      axis0::phase2<R, P, Q, C>(threadIdx.x, task.tile * C, 0, col, sh);
+      __syncthreads();  // the shared memory and the ticket are reused by the next task
+    }
+  }
+}
+
+template <class R, int P, int Q, int C>
+void launch(const plane::Args<R>& a, void* work, cudaStream_t s) {
+  constexpr int smem = smem_bytes<R, P, Q, C>(), threads = block_threads<P, Q, C>();
+  const auto kernel = plane_kernel<R, P, Q, C>;
+  // Beyond 48 KiB needs the opt-in, which is per device: set on every launch (a host-side call).
+  TESSERA_CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  int device = 0, sms = 0, per_sm = 0;
+  TESSERA_CHECK_CUDA(cudaGetDevice(&device));
+  TESSERA_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  TESSERA_CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+  if (per_sm < 1) throw InvalidArgument("fft plane kernel: a block of " + std::to_string(smem) +
+                                        " bytes of shared memory does not fit on device " + std::to_string(device));
+  // Persistent blocks, as many as fit at once (more would only queue behind them).
+  const long long tasks = a.batch * 2 * (a.n1 / C);
+  const auto grid = static_cast<unsigned>(std::min<long long>(tasks, static_cast<long long>(per_sm) * sms));
+  TESSERA_CHECK_CUDA(cudaMemsetAsync(work, 0, plane_work_bytes(a.batch), s));
+  // The work area: the next ticket, then each plane's finished row tasks.
+  auto* next = static_cast<unsigned long long*>(work);
+  kernel<<<grid, threads, smem, s>>>(a, next, reinterpret_cast<unsigned*>(next + 1));
+  TESSERA_CHECK_CUDA(cudaGetLastError());
+}
+
+template <class R, int C>
+void dispatch_n(const plane::Args<R>& a, void* work, cudaStream_t s) {
+  switch (a.n1) {
+    case 1024: return launch<R, 32, 32, C>(a, work, s);
+    case 512: return launch<R, 32, 16, C>(a, work, s);
+    case 256: return launch<R, 16, 16, C>(a, work, s);
+  }
+  throw InvalidArgument("fft plane kernel: planes of " + std::to_string(a.n1) + " x " + std::to_string(a.n2) +
+                        " (256, 512 or 1024 only)");
+}
+
+template <class R>
+void dispatch(const plane::Args<R>& a, int tile_bytes, void* work, cudaStream_t s) {
+  constexpr int row = static_cast<int>(sizeof(Cx<R>));
+  if (a.n1 != a.n2)
+    throw InvalidArgument("fft plane kernel: planes of " + std::to_string(a.n1) + " x " + std::to_string(a.n2) +
+                          " (square planes only)");
+  if (tile_bytes == 64) return dispatch_n<R, 64 / row>(a, work, s);
+  dispatch_n<R, 128 / row>(a, work, s);
+}
+}  // namespace
+
+bool plane_supported(long long n1, long long n2, int tile_bytes, int device) {
+  if (n1 != n2 || axis0::factor_p(n1) == 0) return false;
+  int most = 0;
+  TESSERA_CHECK_CUDA(cudaDeviceGetAttribute(&most, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  // The padded row tiles' shared memory (fft_plane.hpp), the larger of the two kinds of task.
+  const long long row = tile_bytes * (n1 + n1 / axis0::factor_p(n1));
+  return row <= most;
+}
+
+std::size_t plane_work_bytes(long long batch) {
+  return static_cast<std::size_t>(sizeof(unsigned long long) + sizeof(unsigned) * std::max<long long>(batch, 1));
+}
+
+void plane_fft_cuda(const void* in, void* out, const void* tw, bool single, bool backward, long long n,
+                    long long batch, double scale, int tile_bytes, void* work, cudaStream_t s) {
+  if (batch <= 0) return;
+  if (single) {
+    const auto* t = static_cast<const Cx<float>*>(tw);
+    dispatch(plane::Args<float>{static_cast<const Cx<float>*>(in), static_cast<Cx<float>*>(out), t, t, n, n, batch,
+                                backward, static_cast<float>(scale)},
+             tile_bytes, work, s);
+  } else {
+    const auto* t = static_cast<const Cx<double>*>(tw);
+    dispatch(plane::Args<double>{static_cast<const Cx<double>*>(in), static_cast<Cx<double>*>(out), t, t, n, n,
+                                 batch, backward, scale},
+             tile_bytes, work, s);
+  }
+}
+
+}  // namespace tessera::local::fft::detail

@@ -1,0 +1,118 @@
+// Internal: the 2-D c2c FFT of a batch of packed n1 x n2 planes in one kernel (fft_plane.cu), each
+// plane kept in L2 between its row and column transforms: the inner stage of split 3-D c2c plans
+// (after the axis-0 pass) and batched 2-D c2c plans, where a batched 2-D cuFFT reads and writes
+// every plane twice (docs/fft.md, how many passes each plan makes). Written once for the kernel
+// and a host emulation of its blocks (tests/local/test_fft_plane.cpp runs it in CI).
+//
+// The kernel's blocks are persistent and take tasks in ticket order (an atomic counter): a row
+// task transforms R whole rows of a plane (`in` to `out`), a column task C adjacent columns of a
+// plane in place in `out` (axis0's phases with the plane as one transform of n1 rows n2 apart),
+// once every row task of that plane has finished (a per-plane count). Tickets put the rows of
+// plane s before the columns of plane s - lag (plane_task): a column task waits only on tasks of
+// earlier tickets, taken by running blocks that wait on none later, so no order of scheduling
+// deadlocks, and some lag + 1 planes are in flight at once, which fit in L2 (8 MiB per plane at
+// 1024^2 c64): the column tasks read what the row tasks wrote from L2, and HBM sees one read and
+// one write of each plane.
+//
+// Row tasks use the axis pass's four-step split of a length n2 = P*Q row: thread (r, n1), n1 the
+// fast index so that a warp's loads are whole row segments, loads x[n1 + P*j], j < Q, does the
+// Q-point FFT in registers, multiplies by the twiddle and stores to shared memory at
+// [r][k2][n1] (rows of P + 1: the phase-2 reads down n1 are free of bank conflicts); thread (r, k2)
+// does the P-point FFT over n1 and stores element k2 + Q*k1 of its row. Backward transforms
+// conjugate on load and store, in both kinds of task.
+#pragma once
+#include "fft_axis0.hpp"
+
+namespace tessera::local::fft::detail::plane {
+
+using axis0::Cx;
+
+// The planes: `batch` packed planes of n1 rows of n2 elements, from `in` to `out` (which may be the
+// same); tw1/tw2 the twiddles of n1 and n2 (axis0_twiddles); `scale` multiplies the column
+// tasks' stores (the last of a plane's).
+template <class R>
+struct Args {
+  const Cx<R>* in;
+  Cx<R>* out;
+  const Cx<R>* tw1;
+  const Cx<R>* tw2;
+  long long n1, n2, batch;
+  bool backward;
+  R scale = R(1);
+};
+
+// A ticket's task: plane `plane`, its row tiles (rows [tile * R, tile * R + R)) or column tiles
+// (columns [tile * C, tile * C + C)).
+struct Task {
+  long long plane;
+  bool columns;
+  long long tile;
+};
+
+// The lag between a plane's rows and its columns in ticket order (at most the batch).
+TESSERA_HD constexpr long long plane_lag(long long batch) { return batch < 2 ? batch : 2; }
+
+// Ticket t of `batch` planes of `row_tiles` row tasks and `col_tiles` column tasks, lag L:
+// rows of planes [0, L), then per plane s in [L, batch) its rows and the columns of plane s - L,
+// then the columns of the last L planes.
+TESSERA_HD inline Task plane_task(long long t, long long batch, long long row_tiles, long long col_tiles) {
+  const long long lag = plane_lag(batch), head = lag * row_tiles, stage = row_tiles + col_tiles;
+  if (t < head) return {t / row_tiles, false, t % row_tiles};
+  t -= head;
+  const long long middle = (batch - lag) * stage;
+  if (t < middle) {
+    const long long s = lag + t / stage, k = t % stage;
+    if (k < row_tiles) return {s, false, k};
+    return {s - lag, true, k - row_tiles};
+  }
+  t -= middle;
+  return {batch - lag + t / col_tiles, true, t % col_tiles};
+}
+
+template <class R>
+TESSERA_HD inline Cx<R> conj_if(Cx<R> v, bool c) {
+  return c ? Cx<R>{v.x, -v.y} : v;
+}
+
+// Shared memory of a row task: R rows of Q * (P + 1) elements.
+template <int P, int Q, int RT>
+constexpr int row_tile_elements() { return RT * Q * (P + 1); }
+
+// Thread t of the row task over rows [row0, row0 + RT) of plane `p` (threads beyond RT * P idle).
+template <class R, int P, int Q, int RT>
+TESSERA_HD inline void rows_phase1(int t, long long p, long long row0, const Args<R>& a, Cx<R>* sh) {
+  if (t >= RT * P) return;
+  const int r = t / P, n1 = t % P;
+  const Cx<R>* src = a.in + (p * a.n1 + row0 + r) * a.n2 + n1;
+  Cx<R> v[Q];
+#pragma unroll
+  for (int j = 0; j < Q; ++j) v[j] = conj_if(src[static_cast<long long>(P) * j], a.backward);
+  axis0::fft_registers<Q>(v);
+  Cx<R>* row = sh + r * (Q * (P + 1)) + n1;
+#pragma unroll
+  for (int k2 = 0; k2 < Q; ++k2) row[k2 * (P + 1)] = k2 == 0 ? v[k2] : axis0::mul(v[k2], a.tw2[n1 * k2]);
+}
+
+template <class R, int P, int Q, int RT>
+TESSERA_HD inline void rows_phase2(int t, long long p, long long row0, const Args<R>& a, const Cx<R>* sh) {
+  if (t >= RT * Q) return;
+  const int r = t / Q, k2 = t % Q;
+  const Cx<R>* row = sh + r * (Q * (P + 1)) + k2 * (P + 1);
+  Cx<R> v[P];
+#pragma unroll
+  for (int n1 = 0; n1 < P; ++n1) v[n1] = row[n1];
+  axis0::fft_registers<P>(v);
+  Cx<R>* dst = a.out + (p * a.n1 + row0 + r) * a.n2 + k2;
+#pragma unroll
+  for (int k1 = 0; k1 < P; ++k1) dst[static_cast<long long>(Q) * k1] = conj_if(v[k1], a.backward);
+}
+
+// The column task's view of plane p: axis0's arguments for one transform of n1 rows n2 apart,
+// in place in `out`.
+template <class R>
+TESSERA_HD inline axis0::Args<R> column_args(const Args<R>& a, long long p) {
+  Cx<R>* plane = a.out + p * a.n1 * a.n2;
+  return axis0::Args<R>{plane, plane, a.tw1, a.n2, a.n2, 0, a.scale, a.backward, {}, -1};
+}
+
+}  // namespace tessera::local::fft::detail::plane

@@ -1,0 +1,20 @@
+// Internal (CUDA backend): the one-kernel 2-D c2c FFT of packed planes (fft_plane.hpp).
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+namespace tessera::local::fft::detail {
+
+// Whether n1 x n2 planes have the kernel (square, 256, 512 or 1024) and the device gives a block
+// the shared memory it takes with `tile_bytes` (64 or 128) row segments.
+bool plane_supported(long long n1, long long n2, int tile_bytes, int device);
+// The work area of one execution over `batch` planes (its counters; zeroed on the stream by each).
+std::size_t plane_work_bytes(long long batch);
+// `batch` packed n x n planes of complex float (`single`) or double from `in` to `out` (either may
+// equal the other), times `scale`; `twiddles` from axis0_twiddles(n); `work` plane_work_bytes(batch)
+// bytes that no other execution uses at the same time.
+void plane_fft_cuda(const void* in, void* out, const void* twiddles, bool single, bool backward, long long n,
+                    long long batch, double scale, int tile_bytes, void* work, cudaStream_t s);
+
+}  // namespace tessera::local::fft::detail
