@@ -57,11 +57,8 @@ void check(bool backward, bool in_place) {
   constexpr long long n = P * Q, cols = 19, batch = 2;
   const long long ld = in_place ? cols : cols + 5, dist = n * ld;
   const double scale = 0.5;
-  std::vector<ax::Cx<R>> tw(n), x(batch * dist), y(batch * dist);
-  for (long long m = 0; m < n; ++m) {
-    const long double phi = -2 * std::numbers::pi_v<long double> * m / n;
-    tw[m] = {static_cast<R>(std::cos(phi)), static_cast<R>(std::sin(phi))};
-  }
+  std::vector<ax::Cx<R>> x(batch * dist), y(batch * dist);
+  const auto tw = ax::twiddle_table<R>(n);
   std::mt19937 gen(3);
   std::uniform_real_distribution<double> u(-1, 1);
   for (auto& v : x) v = {static_cast<R>(u(gen)), static_cast<R>(u(gen))};

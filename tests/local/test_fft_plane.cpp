@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <complex>
-#include <numbers>
 #include <random>
 #include <set>
 #include <tuple>
@@ -65,11 +64,8 @@ template <class R, int P, int Q, int C>
 void check(long long batch, bool backward, bool in_place) {
   constexpr long long n = P * Q;
   const double scale = 0.25;
-  std::vector<ax::Cx<R>> tw(n), x(batch * n * n), y(batch * n * n, {R(7), R(7)});
-  for (long long m = 0; m < n; ++m) {
-    const long double phi = -2 * std::numbers::pi_v<long double> * m / n;
-    tw[m] = {static_cast<R>(std::cos(phi)), static_cast<R>(std::sin(phi))};
-  }
+  std::vector<ax::Cx<R>> x(batch * n * n), y(batch * n * n, {R(7), R(7)});
+  const auto tw = ax::twiddle_table<R>(n);
   std::mt19937 gen(5);
   std::uniform_real_distribution<double> u(-1, 1);
   for (auto& v : x) v = {static_cast<R>(u(gen)), static_cast<R>(u(gen))};

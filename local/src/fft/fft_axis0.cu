@@ -1,8 +1,6 @@
-// The outermost-axis FFT pass (the algorithm and its layout: ../detail/fft_axis0.hpp).
+// The outermost-axis FFT pass (the algorithm and its layout: fft_axis0.hpp).
 #include <cuda_runtime_api.h>
 
-#include <cmath>
-#include <numbers>
 #include <string>
 #include <vector>
 
@@ -75,11 +73,7 @@ void dispatch(const Args<R>& a, long long n, long long batch, int tile_bytes, bo
 
 template <class R>
 void* twiddles(long long n) {
-  std::vector<Cx<R>> t(n);
-  for (long long m = 0; m < n; ++m) {
-    const long double phi = -2 * std::numbers::pi_v<long double> * m / n;
-    t[m] = {static_cast<R>(std::cos(phi)), static_cast<R>(std::sin(phi))};
-  }
+  const std::vector<Cx<R>> t = axis0::twiddle_table<R>(n);
   void* d = nullptr;
   TESSERA_CHECK_CUDA(cudaMalloc(&d, n * sizeof(Cx<R>)));
   // A pageable cudaMemcpy returns once the data is staged, maybe before its DMA has landed, and

@@ -18,6 +18,10 @@
 // to be one axis of the multiply's block (row_axis, spectral_row_axis): a thread takes |k|^2 of the
 // other axes once for its column and adds the row's own per store.
 #pragma once
+#include <cmath>
+#include <numbers>
+#include <vector>
+
 #include "fft_store.hpp"
 #include "tessera/local/hd.hpp"
 
@@ -101,6 +105,18 @@ TESSERA_HD inline Cx<R> load(const Cx<R>* p) {
   }
 #endif
   return *p;
+}
+
+// exp(-2 pi i m / n) for m < n, from long double phases: the passes' twiddle table (uploaded by
+// axis0_twiddles; the host emulations use it as it is).
+template <class R>
+std::vector<Cx<R>> twiddle_table(long long n) {
+  std::vector<Cx<R>> t(n);
+  for (long long m = 0; m < n; ++m) {
+    const long double phi = -2 * std::numbers::pi_v<long double> * m / n;
+    t[m] = {static_cast<R>(std::cos(phi)), static_cast<R>(std::sin(phi))};
+  }
+  return t;
 }
 
 // One transform's data: `in`/`out` (elements of Cx<R>) hold `batch` arrays of N rows, `ld`
