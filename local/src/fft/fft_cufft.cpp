@@ -179,24 +179,19 @@ class CufftPlan final : public PlanBackend {
       if (form_ == Form::planes) plane_work_ = plane_work_bytes(d.batch);
       return;  // no cuFFT plan; the plane kernel's work area holds its counters
     }
-    if (form_ == Form::split && plane_kernel_for(d, d.n[1], d.n[2])) {
-      try {
-        tw_ = axis0_twiddles(d.n[0], d.precision == Precision::single);
-        tw_plane_ = d.n[1] == d.n[0] ? tw_ : axis0_twiddles(d.n[1], d.precision == Precision::single);
-        plane_work_ = plane_work_bytes(d.n[0] * d.batch);
-      } catch (...) {
-        release();
-        throw;
-      }
-      return;
-    }
     if (form_ == Form::split) {
       try {
+        tw_ = axis0_twiddles(d.n[0], d.precision == Precision::single);
+        // The 2-D pass on the plane kernel (c2c only): its twiddles and counters, no cuFFT plan.
+        if (plane_kernel_for(d, d.n[1], d.n[2])) {
+          tw_plane_ = d.n[1] == d.n[0] ? tw_ : axis0_twiddles(d.n[1], d.precision == Precision::single);
+          plane_work_ = plane_work_bytes(d.n[0] * d.batch);
+          return;
+        }
         // c2c: the 2-D pass runs in place on the output; c2r: from the pass's output to `out`;
         // r2c: from `in` to `out`, then the axis pass in place there.
         cu_ = normalize(make_desc(d.device, d.kind, d.precision, {d.n[1], d.n[2]}, d.n[0] * d.batch,
                                   d.kind == Kind::c2c || d.in_place));
-        tw_ = axis0_twiddles(d.n[0], d.precision == Precision::single);
         TESSERA_CHECK_CUFFT(make(false));
       } catch (...) {
         release();

@@ -5,12 +5,15 @@
 #include <cuda/atomic>
 
 #include <algorithm>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "fft_plane.hpp"
 #include "fft_plane_cuda.hpp"
 #include "tessera/local/cuda_check.hpp"
 #include "tessera/local/error.hpp"
+#include "tessera/local/expr/tree.hpp"  // multiprocessor_count
 
 namespace tessera::local::fft::detail {
 namespace {
@@ -64,25 +67,41 @@ __global__ void __launch_bounds__(block_threads<P, Q, C>()) plane_kernel(plane::
   }
 }
 
+// How many blocks of one kernel fit on one device at once; the shared-memory opt-in beyond 48 KiB,
+// which is per device, is set when a device is first asked (these are host calls of microseconds,
+// once per device and configuration rather than on every execution of a small plan).
+template <class R, int P, int Q, int C>
+long long resident_blocks(int device) {
+  static std::mutex mu;
+  static std::vector<long long> fit;  // by device; 0: not asked yet
+  std::lock_guard<std::mutex> lock(mu);
+  if (device >= static_cast<int>(fit.size())) fit.resize(device + 1, 0);
+  if (fit[device] > 0) return fit[device];
+  constexpr int smem = smem_bytes<R, P, Q, C>(), threads = block_threads<P, Q, C>();
+  const auto kernel = plane_kernel<R, P, Q, C>;
+  TESSERA_CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  int per_sm = 0;
+  TESSERA_CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+  if (per_sm < 1)
+    throw InvalidArgument("fft plane kernel: a block of " + std::to_string(threads) + " threads and " +
+                          std::to_string(smem) + " bytes of shared memory does not fit on device " +
+                          std::to_string(device));
+  fit[device] = static_cast<long long>(per_sm) * local::detail::multiprocessor_count(device);
+  return fit[device];
+}
+
 template <class R, int P, int Q, int C>
 void launch(const plane::Args<R>& a, void* work, cudaStream_t s) {
   constexpr int smem = smem_bytes<R, P, Q, C>(), threads = block_threads<P, Q, C>();
-  const auto kernel = plane_kernel<R, P, Q, C>;
-  // Beyond 48 KiB needs the opt-in, which is per device: set on every launch (a host-side call).
-  TESSERA_CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  int device = 0, sms = 0, per_sm = 0;
+  int device = 0;
   TESSERA_CHECK_CUDA(cudaGetDevice(&device));
-  TESSERA_CHECK_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  TESSERA_CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
-  if (per_sm < 1) throw InvalidArgument("fft plane kernel: a block of " + std::to_string(smem) +
-                                        " bytes of shared memory does not fit on device " + std::to_string(device));
   // Persistent blocks, as many as fit at once (more would only queue behind them).
   const long long tasks = a.batch * 2 * (a.n1 / C);
-  const auto grid = static_cast<unsigned>(std::min<long long>(tasks, static_cast<long long>(per_sm) * sms));
+  const auto grid = static_cast<unsigned>(std::min<long long>(tasks, resident_blocks<R, P, Q, C>(device)));
   TESSERA_CHECK_CUDA(cudaMemsetAsync(work, 0, plane_work_bytes(a.batch), s));
   // The work area: the next ticket, then each plane's finished row tasks.
   auto* next = static_cast<unsigned long long*>(work);
-  kernel<<<grid, threads, smem, s>>>(a, next, reinterpret_cast<unsigned*>(next + 1));
+  plane_kernel<R, P, Q, C><<<grid, threads, smem, s>>>(a, next, reinterpret_cast<unsigned*>(next + 1));
   TESSERA_CHECK_CUDA(cudaGetLastError());
 }
 
