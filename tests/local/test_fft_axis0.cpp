@@ -1,5 +1,6 @@
 // The outermost-axis FFT pass of split cuFFT plans (local/src/fft/fft_axis0.hpp) with its
-// thread blocks emulated on the host (phase 1 of every thread, the barrier, phase 2), for every
+// thread blocks emulated on the host (phase 1 of every thread, the barrier, phase 2; threads in
+// order and in reverse order), for every
 // configuration the CUDA kernel instantiates, scaled or with the spectral factors of a Poisson
 // solve, against a serial DFT along the axis.
 #include <gtest/gtest.h>
@@ -16,13 +17,21 @@
 namespace {
 namespace ax = tessera::local::fft::detail::axis0;
 
-template <class R, int P, int Q, int C, bool S>
+// Threads [0, n) of one phase one after another, in reverse order for odd blocks: a thread that
+// wrote where another reads in the same phase (a race on the GPU) fails one of the two orders.
+template <class F>
+void each_thread(int n, bool reverse, const F& f) {
+  for (int i = 0; i < n; ++i) f(reverse ? n - 1 - i : i);
+}
+
+template <class R, int P, int Q, int C, bool S, bool H>
 void emulate(const ax::Args<R>& a, long long batch) {
   std::vector<ax::Cx<R>> sh(C * P * Q);
   for (long long b = 0; b < batch; ++b)
     for (long long col0 = 0; col0 < a.cols; col0 += C) {
-      for (int t = 0; t < C * P; ++t) ax::phase1<R, P, Q, C>(t, col0, b, a, sh.data());
-      for (int t = 0; t < C * P; ++t) ax::phase2<R, P, Q, C, S>(t, col0, b, a, sh.data());
+      const bool reverse = (b + col0 / C) % 2 == 1;
+      each_thread(C * P, reverse, [&](int t) { ax::phase1<R, P, Q, C, false, H>(t, col0, b, a, sh.data()); });
+      each_thread(C * P, reverse, [&](int t) { ax::phase2<R, P, Q, C, S, H>(t, col0, b, a, sh.data()); });
     }
 }
 
@@ -49,8 +58,8 @@ double inverse_laplacian_factor(long long k, long long c, long long n, double sc
   return k2 > 0 ? -scale / k2 : 0.0;
 }
 
-// S: the spectral pass (the rows are axis 1 of the factors' block).
-template <class R, int P, int Q, int C, bool S = false>
+// S: the spectral pass (the rows are axis 1 of the factors' block); H: 32-point FFTs in halves.
+template <class R, int P, int Q, int C, bool S = false, bool H = false>
 void check(bool backward, bool in_place) {
   // Out of place, the 19 columns are some of 24 (rows `ld` apart: the distributed FFT's column
   // blocks); the others must stay as they were.
@@ -70,7 +79,7 @@ void check(bool backward, bool in_place) {
     args.row_axis = ax::spectral_row_axis(args.mult, n, ld, cols, batch, dist);
     ASSERT_EQ(args.row_axis, 1);
   }
-  emulate<R, P, Q, C, S>(args, batch);
+  emulate<R, P, Q, C, S, H>(args, batch);
   for (long long i = 0; i < batch * dist; ++i)
     if (i % ld >= cols) ASSERT_TRUE(y[i].x == R(7) && y[i].y == R(7)) << "element " << i << " outside the columns";
   double num = 0, den = 0;
@@ -89,16 +98,23 @@ void check(bool backward, bool in_place) {
     }
   EXPECT_LE(std::sqrt(num / den), sizeof(R) == 4 ? 2e-6 : 1e-14)
       << "n " << n << " C " << C << (backward ? " backward" : " forward") << (in_place ? " in place" : "")
-      << (S ? " spectral" : "");
+      << (S ? " spectral" : "") << (H ? " halves" : "");
+}
+
+// One tile's configuration, with and without halves where the kernel has both.
+template <class R, int P, int Q, int C, bool S>
+void check_halves(bool backward, bool in_place) {
+  check<R, P, Q, C, S>(backward, in_place);
+  if constexpr (ax::halves_fit<R, P, Q, C>()) check<R, P, Q, C, S, true>(backward, in_place);
 }
 
 template <class R, int P, int Q>
 void check_tiles() {
   for (bool backward : {false, true}) {
-    check<R, P, Q, 64 / (2 * sizeof(R))>(backward, false);
-    check<R, P, Q, 128 / (2 * sizeof(R))>(backward, backward);
-    check<R, P, Q, 64 / (2 * sizeof(R)), true>(backward, backward);
-    check<R, P, Q, 128 / (2 * sizeof(R)), true>(backward, !backward);
+    check_halves<R, P, Q, 64 / (2 * sizeof(R)), false>(backward, false);
+    check_halves<R, P, Q, 128 / (2 * sizeof(R)), false>(backward, backward);
+    check_halves<R, P, Q, 64 / (2 * sizeof(R)), true>(backward, backward);
+    check_halves<R, P, Q, 128 / (2 * sizeof(R)), true>(backward, !backward);
   }
 }
 

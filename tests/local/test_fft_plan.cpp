@@ -10,6 +10,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -367,19 +368,21 @@ TYPED_TEST(FftPlan, StoreMultiplyScalesEveryOutputElement) {
 }
 
 // 3-D plans whose outermost length has Tessera's axis pass (256, 512, 1024) run split on GPUs
-// (the pass, then a batched 2-D cuFFT) as TESSERA_FFT_AXIS_KERNEL says; every mode and tile gives
-// the DFT: c2c both ways, r2c and c2r (preserving, clobbering, in place), scaled and not, tails of
-// columns.
+// (the pass, then a batched 2-D cuFFT) as TESSERA_FFT_AXIS_KERNEL says; every mode and tile, with
+// and without TESSERA_FFT_HALVES, gives the DFT: c2c both ways, r2c and c2r (preserving,
+// clobbering, in place), scaled and not, tails of columns.
 TYPED_TEST(FftPlan, SplitAxisPlansMatchTheDft) {
   using Mode = tessera::Settings::FftAxisKernel;
   const Device dev = this->device();
   const tessera::Settings saved = tessera::settings();
-  for (auto [mode, tile] : {std::pair{Mode::all, 64}, std::pair{Mode::all, 128}, std::pair{Mode::scaled, 128},
-                            std::pair{Mode::off, 128}}) {
+  for (auto [mode, tile, halves] :
+       {std::tuple{Mode::all, 64, false}, std::tuple{Mode::all, 128, false}, std::tuple{Mode::scaled, 128, false},
+        std::tuple{Mode::off, 128, false}, std::tuple{Mode::all, 64, true}, std::tuple{Mode::all, 128, true}}) {
     tessera::Settings s = saved;
     s.fft_axis_kernel = mode;
     s.fft_axis_tile = tile;
-    if (dev.is_host() && mode != Mode::all) continue;  // FFTW either way
+    s.fft_halves = halves;
+    if (dev.is_host() && (mode != Mode::all || halves)) continue;  // FFTW either way
     tessera::set_settings(s);
     fft::clear_plan_cache();  // plans pick their form when made
     for (auto dir : {Direction::forward, Direction::backward}) {
@@ -415,17 +418,21 @@ TYPED_TEST(FftPlan, SplitAxisPlansMatchTheDft) {
   fft::clear_plan_cache();
 }
 
-// f(planes, tile) under each setting of the plane kernel and the tile.
+// f(planes, tile, halves) under each setting of the plane kernel and the tile, the plane kernel's
+// tiles with and without halves (TESSERA_FFT_HALVES).
 template <class F>
 void with_plane_settings(F&& f) {
   const tessera::Settings saved = tessera::settings();
-  for (auto [planes, tile] : {std::pair{true, 64}, std::pair{true, 128}, std::pair{false, 128}}) {
+  for (auto [planes, tile, halves] : {std::tuple{true, 64, false}, std::tuple{true, 128, false},
+                                      std::tuple{false, 128, false}, std::tuple{true, 64, true},
+                                      std::tuple{true, 128, true}}) {
     tessera::Settings s = saved;
     s.fft_plane_kernel = planes;
     s.fft_axis_tile = tile;
+    s.fft_halves = halves;
     tessera::set_settings(s);
     fft::clear_plan_cache();  // plans pick their form when made
-    f(planes, tile);
+    f(planes, tile, halves);
   }
   tessera::set_settings(saved);
   fft::clear_plan_cache();
@@ -438,7 +445,7 @@ void with_plane_settings(F&& f) {
 TYPED_TEST(FftPlan, PlaneKernelPlansMatchTheDft) {
   const Device dev = this->device();
   if (dev.is_host()) GTEST_SKIP() << "FFTW plans have no plane kernel";
-  with_plane_settings([&](bool, int) {
+  with_plane_settings([&](bool, int, bool) {
     for (auto dir : {Direction::forward, Direction::backward}) {
       check_both(fft::make_desc(dev, Kind::c2c, Precision::double_, {256, 256}, 3), dir);
       check(fft::make_desc(dev, Kind::c2c, Precision::single, {512, 512}, 2, true), dir, true, 0.25);
@@ -449,12 +456,12 @@ TYPED_TEST(FftPlan, PlaneKernelPlansMatchTheDft) {
 TYPED_TEST(FftPlan, PlaneKernelLargePlanesAndSplitPlansMatchTheDft) {
   const Device dev = this->device();
   if (dev.is_host()) GTEST_SKIP() << "FFTW plans have no plane kernel";
-  with_plane_settings([&](bool planes, int tile) {
+  with_plane_settings([&](bool planes, int tile, bool halves) {
     check(fft::make_desc(dev, Kind::c2c, Precision::double_, {1024, 1024}, 1, true), Direction::forward);
     check(fft::make_desc(dev, Kind::c2c, Precision::single, {1024, 1024}, 2), Direction::backward, false, 0.5);
     // Split 3-D: the axis pass (with the scale), then the planes (without them: SplitAxisPlansMatchTheDft).
-    // Its reference is most of this test's time: one tile.
-    if (!planes || tile != 128) return;
+    // Its reference is most of this test's time: one tile (planes of 256 have no halves).
+    if (!planes || tile != 128 || halves) return;
     check(fft::make_desc(dev, Kind::c2c, Precision::double_, {256, 256, 256}), Direction::forward, true);
     check(fft::make_desc(dev, Kind::c2c, Precision::single, {256, 256, 256}, 1, true), Direction::backward, false,
           1.0 / 256);

@@ -43,24 +43,31 @@ void check_order(long long batch, long long row_tiles, long long col_tiles) {
 
 // What the kernel does, one task at a time in ticket order (which a real run may overlap only as
 // far as the counters allow).
-template <class R, int P, int Q, int C>
+template <class R, int P, int Q, int C, bool H>
 void emulate(const pl::Args<R>& a) {
   const long long tiles = a.n1 / C;
   std::vector<ax::Cx<R>> sh(std::max(C * P * Q, pl::row_tile_elements<P, Q, C>()));
+  // Threads one after another, in reverse order for odd tickets: a thread that wrote where another
+  // reads in the same phase (a race on the GPU) fails one of the two orders.
+  const auto each_thread = [](bool reverse, const auto& f) {
+    for (int i = 0; i < C * P; ++i) f(reverse ? C * P - 1 - i : i);
+  };
   for (long long t = 0; t < a.batch * 2 * tiles; ++t) {
     const pl::Task k = pl::plane_task(t, a.batch, tiles, tiles);
+    const bool reverse = t % 2 == 1;
     if (!k.columns) {
-      for (int i = 0; i < C * P; ++i) pl::rows_phase1<R, P, Q, C>(i, k.plane, k.tile * C, a, sh.data());
-      for (int i = 0; i < C * P; ++i) pl::rows_phase2<R, P, Q, C>(i, k.plane, k.tile * C, a, sh.data());
+      each_thread(reverse, [&](int i) { pl::rows_phase1<R, P, Q, C, H>(i, k.plane, k.tile * C, a, sh.data()); });
+      each_thread(reverse, [&](int i) { pl::rows_phase2<R, P, Q, C, H>(i, k.plane, k.tile * C, a, sh.data()); });
     } else {
       const ax::Args<R> col = pl::column_args(a, k.plane);
-      for (int i = 0; i < C * P; ++i) ax::phase1<R, P, Q, C, true>(i, k.tile * C, 0, col, sh.data());
-      for (int i = 0; i < C * P; ++i) ax::phase2<R, P, Q, C>(i, k.tile * C, 0, col, sh.data());
+      each_thread(reverse, [&](int i) { ax::phase1<R, P, Q, C, true, H>(i, k.tile * C, 0, col, sh.data()); });
+      each_thread(reverse, [&](int i) { ax::phase2<R, P, Q, C, false, H>(i, k.tile * C, 0, col, sh.data()); });
     }
   }
 }
 
-template <class R, int P, int Q, int C>
+// H: 32-point FFTs in halves.
+template <class R, int P, int Q, int C, bool H = false>
 void check(long long batch, bool backward, bool in_place) {
   constexpr long long n = P * Q;
   const double scale = 0.25;
@@ -70,7 +77,7 @@ void check(long long batch, bool backward, bool in_place) {
   std::uniform_real_distribution<double> u(-1, 1);
   for (auto& v : x) v = {static_cast<R>(u(gen)), static_cast<R>(u(gen))};
   if (in_place) y = x;
-  emulate<R, P, Q, C>(pl::Args<R>{in_place ? y.data() : x.data(), y.data(), tw.data(), tw.data(), n, n, batch,
+  emulate<R, P, Q, C, H>(pl::Args<R>{in_place ? y.data() : x.data(), y.data(), tw.data(), tw.data(), n, n, batch,
                                   backward, static_cast<R>(scale)});
   // The reference: a DFT of every row, then of every column, in double.
   std::vector<double> re(batch * n * n), im(batch * n * n), lr(n), li(n);
@@ -91,13 +98,20 @@ void check(long long batch, bool backward, bool in_place) {
   }
   EXPECT_LE(std::sqrt(num / den), sizeof(R) == 4 ? 3e-6 : 1e-14)
       << "n " << n << " C " << C << " batch " << batch << (backward ? " backward" : " forward")
-      << (in_place ? " in place" : "");
+      << (in_place ? " in place" : "") << (H ? " halves" : "");
+}
+
+// One tile's configuration, with and without halves where the kernel has both.
+template <class R, int P, int Q, int C>
+void check_halves(long long batch, bool backward, bool in_place) {
+  check<R, P, Q, C>(batch, backward, in_place);
+  if constexpr (ax::halves_fit<R, P, Q, C>()) check<R, P, Q, C, true>(batch, !backward, in_place);
 }
 
 template <class R, int P, int Q>
 void check_tiles(long long batch) {
-  check<R, P, Q, 64 / (2 * sizeof(R))>(batch, false, false);
-  check<R, P, Q, 128 / (2 * sizeof(R))>(batch, true, true);
+  check_halves<R, P, Q, 64 / (2 * sizeof(R))>(batch, false, false);
+  check_halves<R, P, Q, 128 / (2 * sizeof(R))>(batch, true, true);
 }
 
 }  // namespace

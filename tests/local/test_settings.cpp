@@ -37,6 +37,7 @@ TEST(Settings, Defaults) {
   EXPECT_TRUE(s.fft_callbacks);
   EXPECT_EQ(s.fft_axis_kernel, Settings::FftAxisKernel::all);
   EXPECT_EQ(s.fft_axis_tile, 128);
+  EXPECT_FALSE(s.fft_halves);
   EXPECT_EQ(s.launcher_rank, -1);
 }
 
@@ -49,6 +50,7 @@ TEST(Settings, ReadsEveryVariable) {
                            {"TESSERA_FFT_PATIENT_JIT", "1"},
                            {"TESSERA_FFT_AXIS_KERNEL", "scaled"},
                            {"TESSERA_FFT_AXIS_TILE", "64"},
+                           {"TESSERA_FFT_HALVES", "1"},
                            {"OMPI_COMM_WORLD_RANK", "5"}});
   EXPECT_EQ(s.device, "cuda:1");
   EXPECT_TRUE(s.verbose);
@@ -58,9 +60,11 @@ TEST(Settings, ReadsEveryVariable) {
   EXPECT_TRUE(s.fft_patient_jit);
   EXPECT_EQ(s.fft_axis_kernel, Settings::FftAxisKernel::scaled);
   EXPECT_EQ(s.fft_axis_tile, 64);
+  EXPECT_TRUE(s.fft_halves);
   EXPECT_EQ(s.launcher_rank, 5);
   for (const char* name : {"TESSERA_DEVICE=cuda:1", "TESSERA_REDUCE_BLOCKS_PER_SM=8", "TESSERA_FFT_CALLBACKS=0",
-                           "TESSERA_FFT_AXIS_KERNEL=scaled", "TESSERA_FFT_AXIS_TILE=64"})
+                           "TESSERA_FFT_AXIS_KERNEL=scaled", "TESSERA_FFT_AXIS_TILE=64",
+                           "TESSERA_FFT_HALVES=1"})
     EXPECT_NE(s.str().find(name), std::string::npos) << name << " missing from\n" << s.str();
 }
 

@@ -65,6 +65,9 @@ std::vector<config::Variable> Settings::variables() {
        "1: GPU c2c plans over square planes of 256, 512 or 1024 (packed 2-D plans, the 2-D pass of split 3-D plans) "
        "run on Tessera's one-kernel 2-D FFT (each plane kept in L2 between its rows and columns: one HBM pass, but "
        "slower than the batched 2-D cuFFT of 0 on an H200)"},
+      {"TESSERA_FFT_HALVES", "0", "0 or 1",
+       "1: the FFT axis pass and plane kernel take their 32-point transforms in two halves through shared memory "
+       "where a block's shared memory is 64 KiB or less (axes of 512): half the registers a thread, two blocks per SM"},
       {"TESSERA_JIT", "auto", "auto, on or off",
        "fused expressions on GPU arrays through the runtime kernel compiler (NVRTC): auto in code not compiled by nvcc "
        "(nvcc's compile-time executor elsewhere), on everywhere (for comparison), off (plain C++ code on GPU arrays "
@@ -95,6 +98,7 @@ Settings Settings::parse(const Lookup& get) {
   s.fft_callbacks = config::parse_bool(get, "TESSERA_FFT_CALLBACKS", s.fft_callbacks);
   s.fft_patient_jit = config::parse_bool(get, "TESSERA_FFT_PATIENT_JIT", s.fft_patient_jit);
   s.fft_plane_kernel = config::parse_bool(get, "TESSERA_FFT_PLANE_KERNEL", s.fft_plane_kernel);
+  s.fft_halves = config::parse_bool(get, "TESSERA_FFT_HALVES", s.fft_halves);
   s.fft_axis_kernel = static_cast<FftAxisKernel>(
       config::parse_choice(get, "TESSERA_FFT_AXIS_KERNEL", kAxisKernelNames, static_cast<int>(s.fft_axis_kernel)));
   s.jit = static_cast<Jit>(config::parse_choice(get, "TESSERA_JIT", kJitNames, static_cast<int>(s.jit)));
@@ -123,6 +127,7 @@ std::string Settings::str() const {
     << "    (GPU plans on Tessera's outermost-axis pass: packed 3-D + 2-D cuFFT, 1-D down columns)\n"
     << "TESSERA_FFT_AXIS_TILE=" << fft_axis_tile << "    (bytes of a row per block of that pass)\n"
     << "TESSERA_FFT_PLANE_KERNEL=" << b(fft_plane_kernel) << "    (square c2c planes on Tessera's one-kernel 2-D FFT)\n"
+    << "TESSERA_FFT_HALVES=" << b(fft_halves) << "    (32-point FFTs of the axis pass and plane kernel in halves)\n"
     << "TESSERA_JIT=" << kJitNames[static_cast<int>(jit)] << "    (auto: NVRTC for plain C++ code, on: everywhere, off)\n"
     << "TESSERA_KERNEL_CACHE_DIR=" << kernel_cache_dir << "    (empty: kernels in memory only)\n";
   return o.str();

@@ -19,56 +19,66 @@ template <class R, int P, int Q, int C>
 constexpr int smem_bytes() { return C * P * Q * static_cast<int>(sizeof(Cx<R>)); }
 
 // Two blocks to an SM (one computes while the other loads) where shared memory and registers
-// allow it: 64 KiB or less, and a register cap that holds the P or Q elements a thread keeps.
-template <class R, int P, int Q, int C>
+// allow it: 64 KiB or less, and a register cap that holds the values a thread keeps at once (H:
+// its 32-point FFTs in halves).
+template <class R, int P, int Q, int C, bool H>
 constexpr int min_blocks() {
   constexpr int smem = smem_bytes<R, P, Q, C>();
-  constexpr int regs = (P > Q ? P : Q) * static_cast<int>(sizeof(Cx<R>)) / 4 + 24;
+  constexpr int regs = axis0::values_per_thread<P, Q, H>() * static_cast<int>(sizeof(Cx<R>)) / 4 + 24;
   return smem <= 65536 && 65536 / (2 * C * P) >= regs ? 2 : 1;
 }
 
-template <class R, int P, int Q, int C, bool S>
-__global__ void __launch_bounds__(C * P, (min_blocks<R, P, Q, C>())) axis0_kernel(Args<R> a) {
+template <class R, int P, int Q, int C, bool S, bool H>
+__global__ void __launch_bounds__(C * P, (min_blocks<R, P, Q, C, H>())) axis0_kernel(Args<R> a) {
   extern __shared__ __align__(16) unsigned char raw[];
   auto* sh = reinterpret_cast<Cx<R>*>(raw);
   const long long col0 = static_cast<long long>(blockIdx.x) * C;
-  axis0::phase1<R, P, Q, C>(threadIdx.x, col0, blockIdx.y, a, sh);
+  axis0::phase1<R, P, Q, C, false, H>(threadIdx.x, col0, blockIdx.y, a, sh);
   __syncthreads();
-  axis0::phase2<R, P, Q, C, S>(threadIdx.x, col0, blockIdx.y, a, sh);
+  axis0::phase2<R, P, Q, C, S, H>(threadIdx.x, col0, blockIdx.y, a, sh);
 }
 
-template <class R, int P, int Q, int C, bool S>
-void launch(const Args<R>& a, long long batch, cudaStream_t s) {
+template <class R, int P, int Q, int C, bool S, bool H>
+void launch_kernel(const Args<R>& a, long long batch, cudaStream_t s) {
   constexpr int smem = smem_bytes<R, P, Q, C>();
   // Beyond 48 KiB needs the opt-in, which is per device: set on every launch (a host-side call).
   TESSERA_CHECK_CUDA(
-      cudaFuncSetAttribute(axis0_kernel<R, P, Q, C, S>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+      cudaFuncSetAttribute(axis0_kernel<R, P, Q, C, S, H>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   const dim3 grid(static_cast<unsigned>((a.cols + C - 1) / C), static_cast<unsigned>(batch));
-  axis0_kernel<R, P, Q, C, S><<<grid, C * P, smem, s>>>(a);
+  axis0_kernel<R, P, Q, C, S, H><<<grid, C * P, smem, s>>>(a);
   TESSERA_CHECK_CUDA(cudaGetLastError());
 }
 
+// `halves` (TESSERA_FFT_HALVES) where the block's shared memory allows it, else whole FFTs.
+template <class R, int P, int Q, int C, bool S>
+void launch(const Args<R>& a, long long batch, bool halves, cudaStream_t s) {
+  if constexpr (axis0::halves_fit<R, P, Q, C>())
+    if (halves) return launch_kernel<R, P, Q, C, S, true>(a, batch, s);
+  launch_kernel<R, P, Q, C, S, false>(a, batch, s);
+}
+
 template <class R, int C, bool S>
-void dispatch_n(const Args<R>& a, long long n, long long batch, cudaStream_t s) {
+void dispatch_n(const Args<R>& a, long long n, long long batch, bool halves, cudaStream_t s) {
   switch (n) {
-    case 1024: return launch<R, 32, 32, C, S>(a, batch, s);
-    case 512: return launch<R, 32, 16, C, S>(a, batch, s);
-    case 256: return launch<R, 16, 16, C, S>(a, batch, s);
+    case 1024: return launch<R, 32, 32, C, S>(a, batch, halves, s);
+    case 512: return launch<R, 32, 16, C, S>(a, batch, halves, s);
+    case 256: return launch<R, 16, 16, C, S>(a, batch, halves, s);
   }
   throw InvalidArgument("fft axis-0 pass: length " + std::to_string(n) + " is not 256, 512 or 1024");
 }
 
 template <class R, bool S>
-void dispatch_tile(const Args<R>& a, long long n, long long batch, int tile_bytes, cudaStream_t s) {
+void dispatch_tile(const Args<R>& a, long long n, long long batch, int tile_bytes, bool halves, cudaStream_t s) {
   constexpr int row = static_cast<int>(sizeof(Cx<R>));
-  if (tile_bytes == 64) return dispatch_n<R, 64 / row, S>(a, n, batch, s);
-  return dispatch_n<R, 128 / row, S>(a, n, batch, s);
+  if (tile_bytes == 64) return dispatch_n<R, 64 / row, S>(a, n, batch, halves, s);
+  return dispatch_n<R, 128 / row, S>(a, n, batch, halves, s);
 }
 
 template <class R>
-void dispatch(const Args<R>& a, long long n, long long batch, int tile_bytes, bool spectral, cudaStream_t s) {
-  if (spectral) return dispatch_tile<R, true>(a, n, batch, tile_bytes, s);
-  dispatch_tile<R, false>(a, n, batch, tile_bytes, s);
+void dispatch(const Args<R>& a, long long n, long long batch, int tile_bytes, bool halves, bool spectral,
+              cudaStream_t s) {
+  if (spectral) return dispatch_tile<R, true>(a, n, batch, tile_bytes, halves, s);
+  dispatch_tile<R, false>(a, n, batch, tile_bytes, halves, s);
 }
 
 template <class R>
@@ -98,7 +108,7 @@ void* axis0_twiddles(long long n, bool single) { return single ? twiddles<float>
 
 void axis0_fft_cuda(const void* in, void* out, const void* tw, bool single, bool backward, long long n,
                     long long cols, long long ld, long long batch, long long dist, double scale,
-                    const StoreParams* spectral, int row_axis, int tile_bytes, cudaStream_t s) {
+                    const StoreParams* spectral, int row_axis, int tile_bytes, bool halves, cudaStream_t s) {
   if (cols <= 0 || batch <= 0) return;
   if (batch > 65535)
     throw InvalidArgument("fft axis-0 pass: batch " + std::to_string(batch) + " exceeds the grid's 65535");
@@ -110,11 +120,11 @@ void axis0_fft_cuda(const void* in, void* out, const void* tw, bool single, bool
     dispatch(Args<float>{static_cast<const Cx<float>*>(in), static_cast<Cx<float>*>(out),
                          static_cast<const Cx<float>*>(tw), cols, ld, dist, static_cast<float>(scale), backward, mult,
                          row_axis},
-             n, batch, tile_bytes, spectral != nullptr, s);
+             n, batch, tile_bytes, halves, spectral != nullptr, s);
   else
     dispatch(Args<double>{static_cast<const Cx<double>*>(in), static_cast<Cx<double>*>(out),
                           static_cast<const Cx<double>*>(tw), cols, ld, dist, scale, backward, mult, row_axis},
-             n, batch, tile_bytes, spectral != nullptr, s);
+             n, batch, tile_bytes, halves, spectral != nullptr, s);
 }
 
 }  // namespace tessera::local::fft::detail

@@ -11,6 +11,9 @@
 // Q-point FFT in registers, multiplies by the twiddle and stores to shared memory [k2][n1][c].
 // Phase 2 (after a barrier): thread (c, k2) does the P-point FFT over n1 and stores row
 // k2 + Q*k1 times the scale. Every read of the block precedes every write, so in == out works.
+// With H (TESSERA_FFT_HALVES, where a block's shared memory is 64 KiB or less: halves_fit()), a
+// thread's 32-point FFTs go in two halves through its own shared-memory slots (fft_halves): half
+// the registers, so that two blocks can share an SM, one loading while the other computes.
 // Backward transforms conjugate on load and store (IFFT(x) = conj(FFT(conj(x)))).
 // A spectral pass (S = true: the last pass of a split r2c plan or a plan down columns, with a
 // spectral multiply) stores each element times the factor of its position (store_factor's)
@@ -91,6 +94,46 @@ TESSERA_HD inline void fft_registers(Cx<R> (&v)[L]) {
   }
 }
 
+// An L-point forward FFT (L even) of in(j), j < L, handing X_k to out(k, X_k), with L/2 + 2 values
+// in registers instead of L: the L/2-point FFT E of the even inputs waits in slots the calling
+// thread owns, keep(m) for m < L/2, while that of the odd inputs, O, is computed in registers; then
+// X_k = E_k + W_L^k O_k and X_(k+L/2) = E_k - W_L^k O_k. keep(m) is written after every even input
+// was read and read once, just before out(k) and out(k + L/2) are called for k = m.
+template <int L, class R, class In, class Keep, class Out>
+TESSERA_HD inline void fft_halves(const In& in, const Keep& keep, const Out& out) {
+  constexpr int H = L / 2;
+  Cx<R> v[H];
+#pragma unroll
+  for (int m = 0; m < H; ++m) v[m] = in(2 * m);
+  fft_registers<H>(v);
+#pragma unroll
+  for (int m = 0; m < H; ++m) keep(m) = v[m];
+#pragma unroll
+  for (int m = 0; m < H; ++m) v[m] = in(2 * m + 1);
+  fft_registers<H>(v);
+#pragma unroll
+  for (int k = 0; k < H; ++k) {
+    const Cx<R> e = keep(k), o = k == 0 ? v[k] : mul(v[k], root32<R>(k * (32 / L)));
+    out(k, Cx<R>{e.x + o.x, e.y + o.y});
+    out(k + H, Cx<R>{e.x - o.x, e.y - o.y});
+  }
+}
+
+// Whether blocks of C columns of P*Q rows may take their 32-point FFTs in halves (fft_halves): where
+// a block's shared memory is 64 KiB or less, so that two blocks could share an SM if their
+// registers allowed (a thread's 32 complex values alone fill the registers of one 512-thread block
+// per SM).
+template <class R, int P, int Q, int C>
+TESSERA_HD constexpr bool halves_fit() {
+  return (P > 16 || Q > 16) && C * P * Q * static_cast<int>(sizeof(Cx<R>)) <= 65536;
+}
+// The complex values a thread holds in registers at once, with (H) and without halves.
+template <int P, int Q, bool H>
+TESSERA_HD constexpr int values_per_thread() {
+  constexpr int most = P > Q ? P : Q;
+  return H && most > 16 ? most / 2 + 2 : most;
+}
+
 // A load of the pass's input; `L2`: from L2, past the SM's L1 (the plane kernel's column tasks
 // read what other blocks wrote during the same kernel).
 template <bool L2, class R>
@@ -154,37 +197,45 @@ TESSERA_HD constexpr int factor_p(long long n) { return n == 1024 ? 32 : n == 51
 TESSERA_HD constexpr int factor_q(long long n) { return n == 1024 ? 32 : n == 512 ? 16 : n == 256 ? 16 : 0; }
 
 // Thread `t` of the block holding columns [col0, col0 + C) of batch b; `sh` has C*P*Q elements.
-template <class R, int P, int Q, int C, bool L2 = false>
+template <class R, int P, int Q, int C, bool L2 = false, bool H = false>
 TESSERA_HD inline void phase1(int t, long long col0, long long b, const Args<R>& a, Cx<R>* sh) {
+  static_assert(!H || halves_fit<R, P, Q, C>());
   const int c = t % C, n1 = t / C;
   const long long col = col0 + c;
-  Cx<R> v[Q];
-  if (col < a.cols) {
+  if constexpr (H && Q > 16) {
+    // The thread's slots [k2][n1][c] hold the even inputs' half-length FFT meanwhile.
     const Cx<R>* src = a.in + b * a.dist + col;
-#pragma unroll
-    for (int j = 0; j < Q; ++j) v[j] = load<L2>(src + (n1 + static_cast<long long>(P) * j) * a.ld);
+    const auto in = [&](int j) {
+      if (col >= a.cols) return Cx<R>{R(0), R(0)};
+      const Cx<R> v = load<L2>(src + (n1 + static_cast<long long>(P) * j) * a.ld);
+      return a.backward ? Cx<R>{v.x, -v.y} : v;
+    };
+    const auto slot = [&](int k2) -> Cx<R>& { return sh[(k2 * P + n1) * C + c]; };
+    fft_halves<Q, R>(in, slot, [&](int k2, Cx<R> x) { slot(k2) = k2 == 0 ? x : mul(x, a.tw[n1 * k2]); });
   } else {
+    Cx<R> v[Q];
+    if (col < a.cols) {
+      const Cx<R>* src = a.in + b * a.dist + col;
 #pragma unroll
-    for (int j = 0; j < Q; ++j) v[j] = {R(0), R(0)};
+      for (int j = 0; j < Q; ++j) v[j] = load<L2>(src + (n1 + static_cast<long long>(P) * j) * a.ld);
+    } else {
+#pragma unroll
+      for (int j = 0; j < Q; ++j) v[j] = {R(0), R(0)};
+    }
+    if (a.backward) {
+#pragma unroll
+      for (int j = 0; j < Q; ++j) v[j].y = -v[j].y;
+    }
+    fft_registers<Q>(v);
+#pragma unroll
+    for (int k2 = 0; k2 < Q; ++k2) sh[(k2 * P + n1) * C + c] = k2 == 0 ? v[k2] : mul(v[k2], a.tw[n1 * k2]);
   }
-  if (a.backward) {
-#pragma unroll
-    for (int j = 0; j < Q; ++j) v[j].y = -v[j].y;
-  }
-  fft_registers<Q>(v);
-#pragma unroll
-  for (int k2 = 0; k2 < Q; ++k2) sh[(k2 * P + n1) * C + c] = k2 == 0 ? v[k2] : mul(v[k2], a.tw[n1 * k2]);
 }
 
-template <class R, int P, int Q, int C, bool S = false>
-TESSERA_HD inline void phase2(int t, long long col0, long long b, const Args<R>& a, const Cx<R>* sh) {
-  const int c = t % C, k2 = t / C;
-  const long long col = col0 + c;
-  if (k2 >= Q || col >= a.cols) return;
-  Cx<R> v[P];
-#pragma unroll
-  for (int n1 = 0; n1 < P; ++n1) v[n1] = sh[(k2 * P + n1) * C + c];
-  fft_registers<P>(v);
+// The stores of phase 2's thread (c, k2): store(k1, X) writes row k2 + Q*k1 of column `col` of
+// transform b, times the scale or (S) the spectral factor of its position.
+template <class R, int Q, bool S>
+TESSERA_HD inline auto column_store(int k2, long long col, long long b, const Args<R>& a) {
   const long long first = b * a.dist + col;
   Cx<R>* dst = a.out + first;
   if constexpr (S) {
@@ -197,18 +248,61 @@ TESSERA_HD inline void phase2(int t, long long col0, long long b, const Args<R>&
     const long long lo = a.mult.lo[ra], nr = a.mult.n[ra];
     const bool half = a.mult.half[ra] != 0;
     const int kind = a.mult.kind;
-#pragma unroll
-    for (int k1 = 0; k1 < P; ++k1) {
+    const bool backward = a.backward;
+    const long long ld = a.ld;
+    return [=](int k1, Cx<R> x) {
       const long long r = k2 + static_cast<long long>(Q) * k1;
       const R w = kw * static_cast<R>(store_frequency(lo + r, nr, half));
       const R f = store_factor_of<R>(kind, s, inner + w * w);
-      dst[r * a.ld] = {v[k1].x * f, v[k1].y * (a.backward ? -f : f)};
-    }
+      dst[r * ld] = {x.x * f, x.y * (backward ? -f : f)};
+    };
   } else {
-    const R sy = a.backward ? -a.scale : a.scale;
+    const R sx = a.scale, sy = a.backward ? -a.scale : a.scale;
+    const long long ld = a.ld;
+    return [=](int k1, Cx<R> x) { dst[(k2 + static_cast<long long>(Q) * k1) * ld] = {x.x * sx, x.y * sy}; };
+  }
+}
+
+// Thread `t` of the same block after the barrier: the P-point FFTs over n1 and the stores. `sh` is
+// written only in the thread's own slots [k2][.][c] (H: the even half's FFT).
+template <class R, int P, int Q, int C, bool S = false, bool H = false>
+TESSERA_HD inline void phase2(int t, long long col0, long long b, const Args<R>& a, Cx<R>* sh) {
+  static_assert(!H || halves_fit<R, P, Q, C>());
+  const int c = t % C, k2 = t / C;
+  const long long col = col0 + c;
+  if (k2 >= Q || col >= a.cols) return;
+  if constexpr (H && P > 16) {
+    const auto in = [&](int n1) { return sh[(k2 * P + n1) * C + c]; };
+    const auto even = [&](int m) -> Cx<R>& { return sh[(k2 * P + 2 * m) * C + c]; };
+    fft_halves<P, R>(in, even, column_store<R, Q, S>(k2, col, b, a));
+  } else {
+    // Whole FFTs: column_store's stores written out here, as the kernel has always compiled them.
+    Cx<R> v[P];
 #pragma unroll
-    for (int k1 = 0; k1 < P; ++k1)
-      dst[(k2 + static_cast<long long>(Q) * k1) * a.ld] = {v[k1].x * a.scale, v[k1].y * sy};
+    for (int n1 = 0; n1 < P; ++n1) v[n1] = sh[(k2 * P + n1) * C + c];
+    fft_registers<P>(v);
+    const long long first = b * a.dist + col;
+    Cx<R>* dst = a.out + first;
+    if constexpr (S) {
+      const int ra = a.row_axis;
+      const auto inner = static_cast<R>(store_k2(a.mult, static_cast<unsigned long long>(first), ra));
+      const R kw = a.mult.n[ra] != 0 ? static_cast<R>(a.mult.k[ra]) : R(0), s = static_cast<R>(a.mult.scale);
+      const long long lo = a.mult.lo[ra], nr = a.mult.n[ra];
+      const bool half = a.mult.half[ra] != 0;
+      const int kind = a.mult.kind;
+#pragma unroll
+      for (int k1 = 0; k1 < P; ++k1) {
+        const long long r = k2 + static_cast<long long>(Q) * k1;
+        const R w = kw * static_cast<R>(store_frequency(lo + r, nr, half));
+        const R f = store_factor_of<R>(kind, s, inner + w * w);
+        dst[r * a.ld] = {v[k1].x * f, v[k1].y * (a.backward ? -f : f)};
+      }
+    } else {
+      const R sy = a.backward ? -a.scale : a.scale;
+#pragma unroll
+      for (int k1 = 0; k1 < P; ++k1)
+        dst[(k2 + static_cast<long long>(Q) * k1) * a.ld] = {v[k1].x * a.scale, v[k1].y * sy};
+    }
   }
 }
 

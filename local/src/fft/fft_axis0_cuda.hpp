@@ -17,9 +17,10 @@ void* axis0_twiddles(long long n, bool single);
 // first `cols` columns, from `in` to `out` (either may equal the other), times `scale`, or with
 // `spectral` (not null) times store_factor(*spectral, the element's offset from `out`), whose block
 // has the rows as axis `row_axis` (axis0::spectral_row_axis; else InvalidArgument);
-// `tile_bytes` (64 or 128) the row segment a block takes.
+// `tile_bytes` (64 or 128) the row segment a block takes; `halves` (TESSERA_FFT_HALVES): 32-point
+// FFTs in halves where a block's shared memory allows two blocks per SM (axis0::halves_fit).
 void axis0_fft_cuda(const void* in, void* out, const void* twiddles, bool single, bool backward, long long n,
                     long long cols, long long ld, long long batch, long long dist, double scale,
-                    const StoreParams* spectral, int row_axis, int tile_bytes, cudaStream_t s);
+                    const StoreParams* spectral, int row_axis, int tile_bytes, bool halves, cudaStream_t s);
 
 }  // namespace tessera::local::fft::detail

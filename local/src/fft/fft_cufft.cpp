@@ -275,7 +275,7 @@ class CufftPlan final : public PlanBackend {
     const bool by_row = row_axis >= 0;
     axis0_fft_cuda(in, out, tw_, single, dir == Direction::backward, d_.n[0], cols, ld, batch, dist,
                    mult && !spectral ? d_.store_scale : 1.0, by_row ? &params : nullptr, row_axis,
-                   settings().fft_axis_tile, stream);
+                   settings().fft_axis_tile, settings().fft_halves, stream);
     // Factors over a block whose axes are not the pass's rows: a pass of their own after it.
     if (spectral && !by_row) store_multiply_cuda(out, false, single, layout(), params, stream);
   }
@@ -285,7 +285,8 @@ class CufftPlan final : public PlanBackend {
               cudaStream_t stream) const {
     const long long n = d_.n[d_.rank - 1];
     plane_fft_cuda(in, out, tw_plane_ ? tw_plane_ : tw_, d_.precision == Precision::single,
-                   dir == Direction::backward, n, batch, scale, settings().fft_axis_tile, work, stream);
+                   dir == Direction::backward, n, batch, scale, settings().fft_axis_tile,
+                   settings().fft_halves, work, stream);
   }
 
   // One cuFFT execution of the planned type on `stream`, its work area after the c2r copy's;

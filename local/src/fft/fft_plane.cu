@@ -32,9 +32,17 @@ __device__ unsigned rows_done(unsigned* count) {
   return cuda::atomic_ref<unsigned, cuda::thread_scope_device>(*count).load(cuda::memory_order_acquire);
 }
 
+// With H (32-point FFTs in halves), two blocks to an SM where the register cap holds a thread's
+// values, as in the axis pass (their shared memory, about 66 KiB each, fits twice).
 template <class R, int P, int Q, int C>
-__global__ void __launch_bounds__(block_threads<P, Q, C>()) plane_kernel(plane::Args<R> a, unsigned long long* next,
-                                                                         unsigned* done) {
+constexpr bool two_blocks() {
+  constexpr int regs = axis0::values_per_thread<P, Q, true>() * static_cast<int>(sizeof(Cx<R>)) / 4 + 24;
+  return 65536 / (2 * block_threads<P, Q, C>()) >= regs;
+}
+
+template <class R, int P, int Q, int C, bool H>
+__global__ void __launch_bounds__(block_threads<P, Q, C>(), (H && two_blocks<R, P, Q, C>() ? 2 : 0))
+    plane_kernel(plane::Args<R> a, unsigned long long* next, unsigned* done) {
   extern __shared__ __align__(16) unsigned char raw[];
   auto* sh = reinterpret_cast<Cx<R>*>(raw);
   __shared__ unsigned long long ticket;
@@ -46,9 +54,9 @@ __global__ void __launch_bounds__(block_threads<P, Q, C>()) plane_kernel(plane::
     if (t >= total) return;
     const plane::Task task = plane::plane_task(t, a.batch, tiles, tiles);
     if (!task.columns) {
-      plane::rows_phase1<R, P, Q, C>(threadIdx.x, task.plane, task.tile * C, a, sh);
+      plane::rows_phase1<R, P, Q, C, H>(threadIdx.x, task.plane, task.tile * C, a, sh);
       __syncthreads();
-      plane::rows_phase2<R, P, Q, C>(threadIdx.x, task.plane, task.tile * C, a, sh);
+      plane::rows_phase2<R, P, Q, C, H>(threadIdx.x, task.plane, task.tile * C, a, sh);
       __threadfence();  // every thread's rows are visible before the count says so
       __syncthreads();
       if (threadIdx.x == 0)
@@ -59,9 +67,9 @@ __global__ void __launch_bounds__(block_threads<P, Q, C>()) plane_kernel(plane::
         while (rows_done(&done[task.plane]) < tiles) __nanosleep(64);
       __syncthreads();
       const axis0::Args<R> col = plane::column_args(a, task.plane);
-      axis0::phase1<R, P, Q, C, true>(threadIdx.x, task.tile * C, 0, col, sh);
+      axis0::phase1<R, P, Q, C, true, H>(threadIdx.x, task.tile * C, 0, col, sh);
       __syncthreads();
-      axis0::phase2<R, P, Q, C>(threadIdx.x, task.tile * C, 0, col, sh);
+      axis0::phase2<R, P, Q, C, false, H>(threadIdx.x, task.tile * C, 0, col, sh);
       __syncthreads();  // the shared memory and the ticket are reused by the next task
     }
   }
@@ -70,7 +78,7 @@ __global__ void __launch_bounds__(block_threads<P, Q, C>()) plane_kernel(plane::
 // How many blocks of one kernel fit on one device at once; the shared-memory opt-in beyond 48 KiB,
 // which is per device, is set when a device is first asked (these are host calls of microseconds,
 // once per device and configuration rather than on every execution of a small plan).
-template <class R, int P, int Q, int C>
+template <class R, int P, int Q, int C, bool H>
 long long resident_blocks(int device) {
   static std::mutex mu;
   static std::vector<long long> fit;  // by device; 0: not asked yet
@@ -78,7 +86,7 @@ long long resident_blocks(int device) {
   if (device >= static_cast<int>(fit.size())) fit.resize(device + 1, 0);
   if (fit[device] > 0) return fit[device];
   constexpr int smem = smem_bytes<R, P, Q, C>(), threads = block_threads<P, Q, C>();
-  const auto kernel = plane_kernel<R, P, Q, C>;
+  const auto kernel = plane_kernel<R, P, Q, C, H>;
   TESSERA_CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   int per_sm = 0;
   TESSERA_CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
@@ -90,40 +98,48 @@ long long resident_blocks(int device) {
   return fit[device];
 }
 
-template <class R, int P, int Q, int C>
-void launch(const plane::Args<R>& a, void* work, cudaStream_t s) {
+template <class R, int P, int Q, int C, bool H>
+void launch_kernel(const plane::Args<R>& a, void* work, cudaStream_t s) {
   constexpr int smem = smem_bytes<R, P, Q, C>(), threads = block_threads<P, Q, C>();
   int device = 0;
   TESSERA_CHECK_CUDA(cudaGetDevice(&device));
   // Persistent blocks, as many as fit at once (more would only queue behind them).
   const long long tasks = a.batch * 2 * (a.n1 / C);
-  const auto grid = static_cast<unsigned>(std::min<long long>(tasks, resident_blocks<R, P, Q, C>(device)));
+  const auto grid = static_cast<unsigned>(std::min<long long>(tasks, resident_blocks<R, P, Q, C, H>(device)));
   TESSERA_CHECK_CUDA(cudaMemsetAsync(work, 0, plane_work_bytes(a.batch), s));
   // The work area: the next ticket, then each plane's finished row tasks.
   auto* next = static_cast<unsigned long long*>(work);
-  plane_kernel<R, P, Q, C><<<grid, threads, smem, s>>>(a, next, reinterpret_cast<unsigned*>(next + 1));
+  plane_kernel<R, P, Q, C, H><<<grid, threads, smem, s>>>(a, next, reinterpret_cast<unsigned*>(next + 1));
   TESSERA_CHECK_CUDA(cudaGetLastError());
 }
 
+// `halves` (TESSERA_FFT_HALVES) where the blocks' shared memory allows it (axis0::halves_fit).
+template <class R, int P, int Q, int C>
+void launch(const plane::Args<R>& a, bool halves, void* work, cudaStream_t s) {
+  if constexpr (axis0::halves_fit<R, P, Q, C>())
+    if (halves) return launch_kernel<R, P, Q, C, true>(a, work, s);
+  launch_kernel<R, P, Q, C, false>(a, work, s);
+}
+
 template <class R, int C>
-void dispatch_n(const plane::Args<R>& a, void* work, cudaStream_t s) {
+void dispatch_n(const plane::Args<R>& a, bool halves, void* work, cudaStream_t s) {
   switch (a.n1) {
-    case 1024: return launch<R, 32, 32, C>(a, work, s);
-    case 512: return launch<R, 32, 16, C>(a, work, s);
-    case 256: return launch<R, 16, 16, C>(a, work, s);
+    case 1024: return launch<R, 32, 32, C>(a, halves, work, s);
+    case 512: return launch<R, 32, 16, C>(a, halves, work, s);
+    case 256: return launch<R, 16, 16, C>(a, halves, work, s);
   }
   throw InvalidArgument("fft plane kernel: planes of " + std::to_string(a.n1) + " x " + std::to_string(a.n2) +
                         " (256, 512 or 1024 only)");
 }
 
 template <class R>
-void dispatch(const plane::Args<R>& a, int tile_bytes, void* work, cudaStream_t s) {
+void dispatch(const plane::Args<R>& a, int tile_bytes, bool halves, void* work, cudaStream_t s) {
   constexpr int row = static_cast<int>(sizeof(Cx<R>));
   if (a.n1 != a.n2)
     throw InvalidArgument("fft plane kernel: planes of " + std::to_string(a.n1) + " x " + std::to_string(a.n2) +
                           " (square planes only)");
-  if (tile_bytes == 64) return dispatch_n<R, 64 / row>(a, work, s);
-  dispatch_n<R, 128 / row>(a, work, s);
+  if (tile_bytes == 64) return dispatch_n<R, 64 / row>(a, halves, work, s);
+  dispatch_n<R, 128 / row>(a, halves, work, s);
 }
 }  // namespace
 
@@ -141,18 +157,18 @@ std::size_t plane_work_bytes(long long batch) {
 }
 
 void plane_fft_cuda(const void* in, void* out, const void* tw, bool single, bool backward, long long n,
-                    long long batch, double scale, int tile_bytes, void* work, cudaStream_t s) {
+                    long long batch, double scale, int tile_bytes, bool halves, void* work, cudaStream_t s) {
   if (batch <= 0) return;
   if (single) {
     const auto* t = static_cast<const Cx<float>*>(tw);
     dispatch(plane::Args<float>{static_cast<const Cx<float>*>(in), static_cast<Cx<float>*>(out), t, t, n, n, batch,
                                 backward, static_cast<float>(scale)},
-             tile_bytes, work, s);
+             tile_bytes, halves, work, s);
   } else {
     const auto* t = static_cast<const Cx<double>*>(tw);
     dispatch(plane::Args<double>{static_cast<const Cx<double>*>(in), static_cast<Cx<double>*>(out), t, t, n, n,
                                  batch, backward, scale},
-             tile_bytes, work, s);
+             tile_bytes, halves, work, s);
   }
 }
 

@@ -79,32 +79,48 @@ template <int P, int Q, int RT>
 constexpr int row_tile_elements() { return RT * Q * (P + 1); }
 
 // Thread t of the row task over rows [row0, row0 + RT) of plane `p` (threads beyond RT * P idle).
-template <class R, int P, int Q, int RT>
+// With H (32-point FFTs in halves, axis0::fft_halves) the even half waits in the thread's own
+// slots of its row tile: [r][k2][n1] in phase 1, [r][k2][2m] in phase 2.
+template <class R, int P, int Q, int RT, bool H = false>
 TESSERA_HD inline void rows_phase1(int t, long long p, long long row0, const Args<R>& a, Cx<R>* sh) {
   if (t >= RT * P) return;
   const int r = t / P, n1 = t % P;
   const Cx<R>* src = a.in + (p * a.n1 + row0 + r) * a.n2 + n1;
-  Cx<R> v[Q];
+  if constexpr (H && Q > 16) {
+    Cx<R>* row = sh + r * (Q * (P + 1)) + n1;
+    const auto in = [&](int j) { return conj_if(src[static_cast<long long>(P) * j], a.backward); };
+    const auto slot = [&](int k2) -> Cx<R>& { return row[k2 * (P + 1)]; };
+    axis0::fft_halves<Q, R>(in, slot, [&](int k2, Cx<R> x) { slot(k2) = k2 == 0 ? x : axis0::mul(x, a.tw2[n1 * k2]); });
+  } else {
+    Cx<R> v[Q];
 #pragma unroll
-  for (int j = 0; j < Q; ++j) v[j] = conj_if(src[static_cast<long long>(P) * j], a.backward);
-  axis0::fft_registers<Q>(v);
-  Cx<R>* row = sh + r * (Q * (P + 1)) + n1;
+    for (int j = 0; j < Q; ++j) v[j] = conj_if(src[static_cast<long long>(P) * j], a.backward);
+    axis0::fft_registers<Q>(v);
+    Cx<R>* row = sh + r * (Q * (P + 1)) + n1;
 #pragma unroll
-  for (int k2 = 0; k2 < Q; ++k2) row[k2 * (P + 1)] = k2 == 0 ? v[k2] : axis0::mul(v[k2], a.tw2[n1 * k2]);
+    for (int k2 = 0; k2 < Q; ++k2) row[k2 * (P + 1)] = k2 == 0 ? v[k2] : axis0::mul(v[k2], a.tw2[n1 * k2]);
+  }
 }
 
-template <class R, int P, int Q, int RT>
-TESSERA_HD inline void rows_phase2(int t, long long p, long long row0, const Args<R>& a, const Cx<R>* sh) {
+template <class R, int P, int Q, int RT, bool H = false>
+TESSERA_HD inline void rows_phase2(int t, long long p, long long row0, const Args<R>& a, Cx<R>* sh) {
   if (t >= RT * Q) return;
   const int r = t / Q, k2 = t % Q;
-  const Cx<R>* row = sh + r * (Q * (P + 1)) + k2 * (P + 1);
-  Cx<R> v[P];
+  Cx<R>* row = sh + r * (Q * (P + 1)) + k2 * (P + 1);
+  if constexpr (H && P > 16) {
+    Cx<R>* dst = a.out + (p * a.n1 + row0 + r) * a.n2 + k2;
+    const auto in = [&](int n1) { return row[n1]; };
+    const auto even = [&](int m) -> Cx<R>& { return row[2 * m]; };
+    axis0::fft_halves<P, R>(in, even, [&](int k1, Cx<R> x) { dst[static_cast<long long>(Q) * k1] = conj_if(x, a.backward); });
+  } else {
+    Cx<R> v[P];
 #pragma unroll
-  for (int n1 = 0; n1 < P; ++n1) v[n1] = row[n1];
-  axis0::fft_registers<P>(v);
-  Cx<R>* dst = a.out + (p * a.n1 + row0 + r) * a.n2 + k2;
+    for (int n1 = 0; n1 < P; ++n1) v[n1] = row[n1];
+    axis0::fft_registers<P>(v);
+    Cx<R>* dst = a.out + (p * a.n1 + row0 + r) * a.n2 + k2;
 #pragma unroll
-  for (int k1 = 0; k1 < P; ++k1) dst[static_cast<long long>(Q) * k1] = conj_if(v[k1], a.backward);
+    for (int k1 = 0; k1 < P; ++k1) dst[static_cast<long long>(Q) * k1] = conj_if(v[k1], a.backward);
+  }
 }
 
 // The column task's view of plane p: axis0's arguments for one transform of n1 rows n2 apart,

@@ -12,9 +12,10 @@ bool plane_supported(long long n1, long long n2, int tile_bytes, int device);
 // The work area of one execution over `batch` planes (its counters; zeroed on the stream by each).
 std::size_t plane_work_bytes(long long batch);
 // `batch` packed n x n planes of complex float (`single`) or double from `in` to `out` (either may
-// equal the other), times `scale`; `twiddles` from axis0_twiddles(n); `work` plane_work_bytes(batch)
-// bytes that no other execution uses at the same time.
+// equal the other), times `scale`; `twiddles` from axis0_twiddles(n); `halves` as the axis pass's
+// (TESSERA_FFT_HALVES); `work` plane_work_bytes(batch) bytes that no other execution uses at the
+// same time.
 void plane_fft_cuda(const void* in, void* out, const void* twiddles, bool single, bool backward, long long n,
-                    long long batch, double scale, int tile_bytes, void* work, cudaStream_t s);
+                    long long batch, double scale, int tile_bytes, bool halves, void* work, cudaStream_t s);
 
 }  // namespace tessera::local::fft::detail

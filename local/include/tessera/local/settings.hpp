@@ -42,6 +42,10 @@ struct Settings {
   // two), instead of the 2-D cuFFT; off by default: on an H200 it is slower, bound by its SMs
   // (docs/performance/fft.md).
   bool fft_plane_kernel = false;
+  // TESSERA_FFT_HALVES=1: the axis pass and the plane kernel take their 32-point FFTs in two halves
+  // through shared memory where a block's shared memory is 64 KiB or less (512-long axes): half the
+  // registers a thread, so that two blocks share an SM; off until measured against the default.
+  bool fft_halves = false;
   // TESSERA_JIT: fused expressions on GPUs through the runtime kernel compiler (NVRTC). auto: in
   // plain C++ translation units (nvcc's compile-time executor where nvcc compiled the code); on:
   // everywhere (for comparison); off: plain C++ code on GPU arrays throws BackendUnavailable.
