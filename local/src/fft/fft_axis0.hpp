@@ -232,39 +232,33 @@ TESSERA_HD inline void phase1(int t, long long col0, long long b, const Args<R>&
   }
 }
 
-// The stores of phase 2's thread (c, k2): store(k1, X) writes row k2 + Q*k1 of column `col` of
-// transform b, times the scale or (S) the spectral factor of its position.
-template <class R, int Q, bool S>
-TESSERA_HD inline auto column_store(int k2, long long col, long long b, const Args<R>& a) {
-  const long long first = b * a.dist + col;
-  Cx<R>* dst = a.out + first;
-  if constexpr (S) {
-    // The column's |k|^2 once (in double), then per store the row's own part and the factor in R:
-    // one R division per store, in single precision no double arithmetic per store.
-    const int ra = a.row_axis;
-    const auto inner = static_cast<R>(store_k2(a.mult, static_cast<unsigned long long>(first), ra));
-    // The row axis's parameters, hoisted out of the stores (an axis without frequencies adds 0).
-    const R kw = a.mult.n[ra] != 0 ? static_cast<R>(a.mult.k[ra]) : R(0), s = static_cast<R>(a.mult.scale);
-    const long long lo = a.mult.lo[ra], nr = a.mult.n[ra];
-    const bool half = a.mult.half[ra] != 0;
-    const int kind = a.mult.kind;
-    const bool backward = a.backward;
-    const long long ld = a.ld;
-    return [=](int k1, Cx<R> x) {
-      const long long r = k2 + static_cast<long long>(Q) * k1;
-      const R w = kw * static_cast<R>(store_frequency(lo + r, nr, half));
-      const R f = store_factor_of<R>(kind, s, inner + w * w);
-      dst[r * ld] = {x.x * f, x.y * (backward ? -f : f)};
-    };
-  } else {
-    const R sx = a.scale, sy = a.backward ? -a.scale : a.scale;
-    const long long ld = a.ld;
-    return [=](int k1, Cx<R> x) { dst[(k2 + static_cast<long long>(Q) * k1) * ld] = {x.x * sx, x.y * sy}; };
+// The spectral factor of row r of one column (S passes): the column's |k|^2 once (in double), then
+// per store the row's own part and the factor in R: one R division per store, in single precision
+// no double arithmetic per store. The row axis's parameters are hoisted out of the stores (an axis
+// without frequencies adds 0).
+template <class R>
+struct RowFactor {
+  R inner, kw, s;
+  long long lo, nr;
+  bool half;
+  int kind;
+  TESSERA_HD RowFactor(const Args<R>& a, long long first)
+      : inner(static_cast<R>(store_k2(a.mult, static_cast<unsigned long long>(first), a.row_axis))),
+        kw(a.mult.n[a.row_axis] != 0 ? static_cast<R>(a.mult.k[a.row_axis]) : R(0)),
+        s(static_cast<R>(a.mult.scale)),
+        lo(a.mult.lo[a.row_axis]),
+        nr(a.mult.n[a.row_axis]),
+        half(a.mult.half[a.row_axis] != 0),
+        kind(a.mult.kind) {}
+  TESSERA_HD R operator()(long long r) const {
+    const R w = kw * static_cast<R>(store_frequency(lo + r, nr, half));
+    return store_factor_of<R>(kind, s, inner + w * w);
   }
-}
+};
 
-// Thread `t` of the same block after the barrier: the P-point FFTs over n1 and the stores. `sh` is
-// written only in the thread's own slots [k2][.][c] (H: the even half's FFT).
+// Thread `t` of the same block after the barrier: the P-point FFTs over n1 and the stores of rows
+// k2 + Q*k1, times the scale or (S) the spectral factor of their position. `sh` is written only in
+// the thread's own slots [k2][.][c] (H: the even half's FFT).
 template <class R, int P, int Q, int C, bool S = false, bool H = false>
 TESSERA_HD inline void phase2(int t, long long col0, long long b, const Args<R>& a, Cx<R>* sh) {
   static_assert(!H || halves_fit<R, P, Q, C>());
@@ -272,11 +266,23 @@ TESSERA_HD inline void phase2(int t, long long col0, long long b, const Args<R>&
   const long long col = col0 + c;
   if (k2 >= Q || col >= a.cols) return;
   if constexpr (H && P > 16) {
+    Cx<R>* dst = a.out + b * a.dist + col;
     const auto in = [&](int n1) { return sh[(k2 * P + n1) * C + c]; };
     const auto even = [&](int m) -> Cx<R>& { return sh[(k2 * P + 2 * m) * C + c]; };
-    fft_halves<P, R>(in, even, column_store<R, Q, S>(k2, col, b, a));
+    if constexpr (S) {
+      const RowFactor<R> factor(a, b * a.dist + col);
+      fft_halves<P, R>(in, even, [&](int k1, Cx<R> x) {
+        const long long r = k2 + static_cast<long long>(Q) * k1;
+        const R f = factor(r);
+        dst[r * a.ld] = {x.x * f, x.y * (a.backward ? -f : f)};
+      });
+    } else {
+      const R sy = a.backward ? -a.scale : a.scale;
+      fft_halves<P, R>(in, even, [&](int k1, Cx<R> x) {
+        dst[(k2 + static_cast<long long>(Q) * k1) * a.ld] = {x.x * a.scale, x.y * sy};
+      });
+    }
   } else {
-    // Whole FFTs: column_store's stores written out here, as the kernel has always compiled them.
     Cx<R> v[P];
 #pragma unroll
     for (int n1 = 0; n1 < P; ++n1) v[n1] = sh[(k2 * P + n1) * C + c];
@@ -284,17 +290,11 @@ TESSERA_HD inline void phase2(int t, long long col0, long long b, const Args<R>&
     const long long first = b * a.dist + col;
     Cx<R>* dst = a.out + first;
     if constexpr (S) {
-      const int ra = a.row_axis;
-      const auto inner = static_cast<R>(store_k2(a.mult, static_cast<unsigned long long>(first), ra));
-      const R kw = a.mult.n[ra] != 0 ? static_cast<R>(a.mult.k[ra]) : R(0), s = static_cast<R>(a.mult.scale);
-      const long long lo = a.mult.lo[ra], nr = a.mult.n[ra];
-      const bool half = a.mult.half[ra] != 0;
-      const int kind = a.mult.kind;
+      const RowFactor<R> factor(a, first);
 #pragma unroll
       for (int k1 = 0; k1 < P; ++k1) {
         const long long r = k2 + static_cast<long long>(Q) * k1;
-        const R w = kw * static_cast<R>(store_frequency(lo + r, nr, half));
-        const R f = store_factor_of<R>(kind, s, inner + w * w);
+        const R f = factor(r);
         dst[r * a.ld] = {v[k1].x * f, v[k1].y * (a.backward ? -f : f)};
       }
     } else {
