@@ -23,9 +23,7 @@ constexpr int smem_bytes() { return C * P * Q * static_cast<int>(sizeof(Cx<R>));
 // its 32-point FFTs in halves).
 template <class R, int P, int Q, int C, bool H>
 constexpr int min_blocks() {
-  constexpr int smem = smem_bytes<R, P, Q, C>();
-  constexpr int regs = axis0::values_per_thread<P, Q, H>() * static_cast<int>(sizeof(Cx<R>)) / 4 + 24;
-  return smem <= 65536 && 65536 / (2 * C * P) >= regs ? 2 : 1;
+  return smem_bytes<R, P, Q, C>() <= 65536 && axis0::two_blocks_fit_registers<R, P, Q, H>(C * P) ? 2 : 1;
 }
 
 template <class R, int P, int Q, int C, bool S, bool H>

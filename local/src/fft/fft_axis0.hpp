@@ -133,6 +133,13 @@ TESSERA_HD constexpr int values_per_thread() {
   constexpr int most = P > Q ? P : Q;
   return H && most > 16 ? most / 2 + 2 : most;
 }
+// Whether the register cap of two blocks of `threads` per SM holds those values (and about 24
+// registers of addresses and indices): the kernels' case for asking for two blocks.
+template <class R, int P, int Q, bool H>
+TESSERA_HD constexpr bool two_blocks_fit_registers(int threads) {
+  constexpr int regs = values_per_thread<P, Q, H>() * static_cast<int>(sizeof(Cx<R>)) / 4 + 24;
+  return 65536 / (2 * threads) >= regs;
+}
 
 // A load of the pass's input; `L2`: from L2, past the SM's L1 (the plane kernel's column tasks
 // read what other blocks wrote during the same kernel).

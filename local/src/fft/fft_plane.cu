@@ -33,15 +33,11 @@ __device__ unsigned rows_done(unsigned* count) {
 }
 
 // With H (32-point FFTs in halves), two blocks to an SM where the register cap holds a thread's
-// values, as in the axis pass (their shared memory, about 66 KiB each, fits twice).
-template <class R, int P, int Q, int C>
-constexpr bool two_blocks() {
-  constexpr int regs = axis0::values_per_thread<P, Q, true>() * static_cast<int>(sizeof(Cx<R>)) / 4 + 24;
-  return 65536 / (2 * block_threads<P, Q, C>()) >= regs;
-}
-
+// values, as in the axis pass (their shared memory, about 66 KiB each, fits twice); without, no
+// second argument to ptxas (an explicit 1 made it give the 256^2 block 80 registers, not 54).
 template <class R, int P, int Q, int C, bool H>
-__global__ void __launch_bounds__(block_threads<P, Q, C>(), (H && two_blocks<R, P, Q, C>() ? 2 : 0))
+__global__ void __launch_bounds__(block_threads<P, Q, C>(),
+                                  (H && axis0::two_blocks_fit_registers<R, P, Q, true>(block_threads<P, Q, C>()) ? 2 : 0))
     plane_kernel(plane::Args<R> a, unsigned long long* next, unsigned* done) {
   extern __shared__ __align__(16) unsigned char raw[];
   auto* sh = reinterpret_cast<Cx<R>*>(raw);
