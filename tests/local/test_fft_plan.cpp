@@ -422,12 +422,13 @@ TYPED_TEST(FftPlan, SplitAxisPlansMatchTheDft) {
 // tiles with and without halves (TESSERA_FFT_HALVES).
 template <class F>
 void with_plane_settings(F&& f) {
+  using Mode = tessera::Settings::FftPlaneKernel;
   const tessera::Settings saved = tessera::settings();
   for (auto [planes, tile, halves] : {std::tuple{true, 64, false}, std::tuple{true, 128, false},
                                       std::tuple{false, 128, false}, std::tuple{true, 64, true},
                                       std::tuple{true, 128, true}}) {
     tessera::Settings s = saved;
-    s.fft_plane_kernel = planes;
+    s.fft_plane_kernel = planes ? Mode::on : Mode::off;
     s.fft_axis_tile = tile;
     s.fft_halves = halves;
     tessera::set_settings(s);

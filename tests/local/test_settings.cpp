@@ -37,7 +37,8 @@ TEST(Settings, Defaults) {
   EXPECT_TRUE(s.fft_callbacks);
   EXPECT_EQ(s.fft_axis_kernel, Settings::FftAxisKernel::all);
   EXPECT_EQ(s.fft_axis_tile, 128);
-  EXPECT_FALSE(s.fft_halves);
+  EXPECT_EQ(s.fft_plane_kernel, Settings::FftPlaneKernel::automatic);
+  EXPECT_TRUE(s.fft_halves);
   EXPECT_EQ(s.launcher_rank, -1);
 }
 
@@ -50,7 +51,8 @@ TEST(Settings, ReadsEveryVariable) {
                            {"TESSERA_FFT_PATIENT_JIT", "1"},
                            {"TESSERA_FFT_AXIS_KERNEL", "scaled"},
                            {"TESSERA_FFT_AXIS_TILE", "64"},
-                           {"TESSERA_FFT_HALVES", "1"},
+                           {"TESSERA_FFT_PLANE_KERNEL", "on"},
+                           {"TESSERA_FFT_HALVES", "0"},
                            {"OMPI_COMM_WORLD_RANK", "5"}});
   EXPECT_EQ(s.device, "cuda:1");
   EXPECT_TRUE(s.verbose);
@@ -60,11 +62,12 @@ TEST(Settings, ReadsEveryVariable) {
   EXPECT_TRUE(s.fft_patient_jit);
   EXPECT_EQ(s.fft_axis_kernel, Settings::FftAxisKernel::scaled);
   EXPECT_EQ(s.fft_axis_tile, 64);
-  EXPECT_TRUE(s.fft_halves);
+  EXPECT_EQ(s.fft_plane_kernel, Settings::FftPlaneKernel::on);
+  EXPECT_FALSE(s.fft_halves);
   EXPECT_EQ(s.launcher_rank, 5);
   for (const char* name : {"TESSERA_DEVICE=cuda:1", "TESSERA_REDUCE_BLOCKS_PER_SM=8", "TESSERA_FFT_CALLBACKS=0",
                            "TESSERA_FFT_AXIS_KERNEL=scaled", "TESSERA_FFT_AXIS_TILE=64",
-                           "TESSERA_FFT_HALVES=1"})
+                           "TESSERA_FFT_PLANE_KERNEL=on", "TESSERA_FFT_HALVES=0"})
     EXPECT_NE(s.str().find(name), std::string::npos) << name << " missing from\n" << s.str();
 }
 
@@ -80,6 +83,19 @@ TEST(Settings, BadValuesNameVariableValueAndWhatIsAccepted) {
   const std::string k = error_of({{"TESSERA_FFT_AXIS_KERNEL", "sometimes"}});
   EXPECT_NE(k.find("off, scaled or all"), std::string::npos) << k;
   EXPECT_FALSE(error_of({{"TESSERA_FFT_AXIS_TILE", "96"}}).empty());
+}
+
+// TESSERA_FFT_PLANE_KERNEL was a 0/1 switch before it had auto: both spellings read.
+TEST(Settings, PlaneKernelTakesAutoOnOffAndTheOldSwitch) {
+  using Mode = Settings::FftPlaneKernel;
+  EXPECT_EQ(from({{"TESSERA_FFT_PLANE_KERNEL", "auto"}}).fft_plane_kernel, Mode::automatic);
+  EXPECT_EQ(from({{"TESSERA_FFT_PLANE_KERNEL", "off"}}).fft_plane_kernel, Mode::off);
+  EXPECT_EQ(from({{"TESSERA_FFT_PLANE_KERNEL", "0"}}).fft_plane_kernel, Mode::off);
+  EXPECT_EQ(from({{"TESSERA_FFT_PLANE_KERNEL", "1"}}).fft_plane_kernel, Mode::on);
+  EXPECT_EQ(from({{"TESSERA_FFT_PLANE_KERNEL", ""}}).fft_plane_kernel, Mode::automatic);
+  const std::string bad = error_of({{"TESSERA_FFT_PLANE_KERNEL", "yes"}});
+  EXPECT_NE(bad.find("TESSERA_FFT_PLANE_KERNEL='yes'"), std::string::npos) << bad;
+  EXPECT_NE(bad.find("off, auto or on"), std::string::npos) << bad;
 }
 
 TEST(Settings, InstalledSettingsAreWhatSettingsReturns) {

@@ -25,6 +25,17 @@ int rank_from(const Lookup& get) {
 // Settings::FftAxisKernel's and Settings::Jit's values in order.
 constexpr std::string_view kAxisKernelNames[] = {"off", "scaled", "all"};
 constexpr std::string_view kJitNames[] = {"auto", "on", "off"};
+constexpr std::string_view kPlaneKernelNames[] = {"off", "auto", "on"};
+
+// TESSERA_FFT_PLANE_KERNEL: off, auto or on; 0 and 1 (it was a switch) read as off and on.
+Settings::FftPlaneKernel parse_plane_kernel(const Lookup& get, Settings::FftPlaneKernel fallback) {
+  using Mode = Settings::FftPlaneKernel;
+  const auto v = get("TESSERA_FFT_PLANE_KERNEL");
+  if (v && *v == "0") return Mode::off;
+  if (v && *v == "1") return Mode::on;
+  return static_cast<Mode>(
+      config::parse_choice(get, "TESSERA_FFT_PLANE_KERNEL", kPlaneKernelNames, static_cast<int>(fallback)));
+}
 
 std::string default_kernel_cache_dir(const Lookup& get) {
   if (auto x = get("XDG_CACHE_HOME"); x && !x->empty()) return *x + "/tessera/kernels";
@@ -61,13 +72,15 @@ std::vector<config::Variable> Settings::variables() {
        "which GPU plans of outermost length 256, 512, 1024 run on Tessera's axis pass (packed 3-D: the pass + a 2-D "
        "cuFFT; 1-D down adjacent columns: the pass alone): all, those with a fixed scale, or none"},
       {"TESSERA_FFT_AXIS_TILE", "128", "64 or 128", "bytes of a row each block of that pass takes"},
-      {"TESSERA_FFT_PLANE_KERNEL", "0", "0 or 1",
-       "1: GPU c2c plans over square planes of 256, 512 or 1024 (packed 2-D plans, the 2-D pass of split 3-D plans) "
-       "run on Tessera's one-kernel 2-D FFT (each plane kept in L2 between its rows and columns: one HBM pass, but "
-       "slower than the batched 2-D cuFFT of 0 on an H200)"},
-      {"TESSERA_FFT_HALVES", "0", "0 or 1",
+      {"TESSERA_FFT_PLANE_KERNEL", "auto", "auto, on or off (1, 0)",
+       "which GPU c2c plans over square planes of 256, 512 or 1024 (packed 2-D plans, the 2-D pass of split 3-D plans) "
+       "run on Tessera's one-kernel 2-D FFT (each plane kept in L2 between its rows and columns: one HBM pass) instead "
+       "of a batched 2-D cuFFT: auto (single precision planes of 256, and of 512 with TESSERA_FFT_HALVES: where it is "
+       "faster on an H200), on (all), off"},
+      {"TESSERA_FFT_HALVES", "1", "0 or 1",
        "1: the FFT axis pass and plane kernel take their 32-point transforms in two halves through shared memory "
-       "where a block's shared memory is 64 KiB or less (axes of 512): half the registers a thread, two blocks per SM"},
+       "where a block's shared memory is 64 KiB or less (axes of 512): half the registers a thread, two blocks per SM; "
+       "0: all in registers, one block per SM"},
       {"TESSERA_JIT", "auto", "auto, on or off",
        "fused expressions on GPU arrays through the runtime kernel compiler (NVRTC): auto in code not compiled by nvcc "
        "(nvcc's compile-time executor elsewhere), on everywhere (for comparison), off (plain C++ code on GPU arrays "
@@ -97,7 +110,7 @@ Settings Settings::parse(const Lookup& get) {
       static_cast<int>(config::parse_int(get, "TESSERA_REDUCE_BLOCKS_PER_SM", s.reduce_blocks_per_sm, 1, "an integer >= 1"));
   s.fft_callbacks = config::parse_bool(get, "TESSERA_FFT_CALLBACKS", s.fft_callbacks);
   s.fft_patient_jit = config::parse_bool(get, "TESSERA_FFT_PATIENT_JIT", s.fft_patient_jit);
-  s.fft_plane_kernel = config::parse_bool(get, "TESSERA_FFT_PLANE_KERNEL", s.fft_plane_kernel);
+  s.fft_plane_kernel = parse_plane_kernel(get, s.fft_plane_kernel);
   s.fft_halves = config::parse_bool(get, "TESSERA_FFT_HALVES", s.fft_halves);
   s.fft_axis_kernel = static_cast<FftAxisKernel>(
       config::parse_choice(get, "TESSERA_FFT_AXIS_KERNEL", kAxisKernelNames, static_cast<int>(s.fft_axis_kernel)));
@@ -126,7 +139,8 @@ std::string Settings::str() const {
     << "TESSERA_FFT_AXIS_KERNEL=" << kAxisKernelNames[static_cast<int>(fft_axis_kernel)]
     << "    (GPU plans on Tessera's outermost-axis pass: packed 3-D + 2-D cuFFT, 1-D down columns)\n"
     << "TESSERA_FFT_AXIS_TILE=" << fft_axis_tile << "    (bytes of a row per block of that pass)\n"
-    << "TESSERA_FFT_PLANE_KERNEL=" << b(fft_plane_kernel) << "    (square c2c planes on Tessera's one-kernel 2-D FFT)\n"
+    << "TESSERA_FFT_PLANE_KERNEL=" << kPlaneKernelNames[static_cast<int>(fft_plane_kernel)]
+    << "    (square c2c planes on Tessera's one-kernel 2-D FFT: auto, on or off)\n"
     << "TESSERA_FFT_HALVES=" << b(fft_halves) << "    (32-point FFTs of the axis pass and plane kernel in halves)\n"
     << "TESSERA_JIT=" << kJitNames[static_cast<int>(jit)] << "    (auto: NVRTC for plain C++ code, on: everywhere, off)\n"
     << "TESSERA_KERNEL_CACHE_DIR=" << kernel_cache_dir << "    (empty: kernels in memory only)\n";

@@ -130,10 +130,16 @@ std::atomic<bool>& callback_refused(const PlanDesc& d) {
 // c2c plan's 2-D pass.
 enum class Form { cufft, split, columns, planes };
 
-// Whether a packed c2c plan's n1 x n2 planes run on the plane kernel.
+// Whether a packed c2c plan's n1 x n2 planes run on the plane kernel: TESSERA_FFT_PLANE_KERNEL's
+// auto takes it where it beat the batched 2-D cuFFT on an H200 (single precision, planes of 256,
+// and of 512 whose 32-point FFTs go in halves; docs/performance/fft.md).
 bool plane_kernel_for(const PlanDesc& d, long long n1, long long n2) {
-  return d.kind == Kind::c2c && settings().fft_plane_kernel &&
-         plane_supported(n1, n2, settings().fft_axis_tile, d.device.index());
+  using Mode = Settings::FftPlaneKernel;
+  const Settings& s = settings();
+  const bool chosen = s.fft_plane_kernel == Mode::on ||
+                      (s.fft_plane_kernel == Mode::automatic && d.precision == Precision::single &&
+                       n1 == n2 && (n1 == 256 || (n1 == 512 && s.fft_halves)));
+  return d.kind == Kind::c2c && chosen && plane_supported(n1, n2, s.fft_axis_tile, d.device.index());
 }
 
 Form plan_form(const PlanDesc& d) {

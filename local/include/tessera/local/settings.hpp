@@ -36,16 +36,19 @@ struct Settings {
   FftAxisKernel fft_axis_kernel = FftAxisKernel::all;
   // TESSERA_FFT_AXIS_TILE: bytes of a row a block of that pass takes, 64 or 128 (faster).
   int fft_axis_tile = 128;
-  // TESSERA_FFT_PLANE_KERNEL=1: GPU c2c plans over square planes of 256, 512 or 1024 (packed 2-D
-  // plans, the 2-D pass of split 3-D plans) run on Tessera's one-kernel 2-D FFT, which keeps each
-  // plane in L2 between its rows and its columns (one pass over HBM where a batched 2-D cuFFT makes
-  // two), instead of the 2-D cuFFT; off by default: on an H200 it is slower, bound by its SMs
-  // (docs/performance/fft.md).
-  bool fft_plane_kernel = false;
-  // TESSERA_FFT_HALVES=1: the axis pass and the plane kernel take their 32-point FFTs in two halves
+  // TESSERA_FFT_PLANE_KERNEL: which GPU c2c plans over square planes of 256, 512 or 1024 (packed
+  // 2-D plans, the 2-D pass of split 3-D plans) run on Tessera's one-kernel 2-D FFT, which keeps
+  // each plane in L2 between its rows and its columns (one pass over HBM where a batched 2-D cuFFT
+  // makes two), instead of the 2-D cuFFT: "auto" (single precision planes of 256, and of 512 where
+  // their 32-point FFTs go in halves: where it was faster on an H200, docs/performance/fft.md),
+  // "on" (every plane it supports), "off". 1 and 0 read as on and off.
+  enum class FftPlaneKernel : int { off, automatic, on };
+  FftPlaneKernel fft_plane_kernel = FftPlaneKernel::automatic;
+  // TESSERA_FFT_HALVES: the axis pass and the plane kernel take their 32-point FFTs in two halves
   // through shared memory where a block's shared memory is 64 KiB or less (512-long axes): half the
-  // registers a thread, so that two blocks share an SM; off until measured against the default.
-  bool fft_halves = false;
+  // registers a thread, so that two blocks share an SM (faster on an H200 in every measured plan);
+  // 0 keeps all 32 values of a thread's FFT in registers, one block per SM.
+  bool fft_halves = true;
   // TESSERA_JIT: fused expressions on GPUs through the runtime kernel compiler (NVRTC). auto: in
   // plain C++ translation units (nvcc's compile-time executor where nvcc compiled the code); on:
   // everywhere (for comparison); off: plain C++ code on GPU arrays throws BackendUnavailable.
