@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Passes over memory of one 3-D c2c forward FFT of bench_fft (one rank, one GPU), by ncu: each
-kernel of the first forward transform with the DRAM bytes it read and wrote and its time, in passes
-(one read and one write of the whole array = 1 pass), and their sum: how many passes the plan
-makes (docs/fft.md, "Passes over memory").
+"""Passes over memory of one 3-D forward FFT of bench_fft (one rank, one GPU), by ncu: each kernel
+of the first forward transform with the DRAM bytes it read and wrote and its time, in passes (one
+read of the whole input and one write of the whole output = 1 pass; c2c: the array twice; r2c: the
+real array and its n^2 (n/2 + 1) complex spectrum), and their sum: how many passes the plan makes
+(docs/fft.md, "Passes over memory").
 
-  python3 apps/bench/fft_passes.py BUILD/apps/bench_fft [--n 512] [--precision single]
-  python3 apps/bench/fft_passes.py --parse NCU_CSV --n 512   (an `ncu --csv` log already taken)
+  python3 apps/bench/fft_passes.py BUILD/apps/bench_fft [--n 512] [--type c2c|r2c] [--precision single|double]
+  python3 apps/bench/fft_passes.py --parse NCU_CSV --n 512 [--type ...] [--precision ...]
+                                   (an `ncu --csv` log already taken)
 
 The plan's form follows the environment (TESSERA_FFT_PLANE_KERNEL, TESSERA_FFT_AXIS_KERNEL, ...).
 Exit code 77 when ncu is missing."""
@@ -68,20 +70,28 @@ def short(name):
     return (head.split("::")[-1] + base[len(head):])[:60]
 
 
-def report(ks, n, elem_bytes):
-    array = n ** 3 * elem_bytes
-    print(f"fft passes: one {n}^3 forward, array {array / 1e9:.3f} GB")
+def pass_bytes(n, kind, precision):
+    """Bytes of one pass: the forward's input read once and its output written once."""
+    real = 4 if precision == "single" else 8
+    if kind == "c2c":
+        return 2 * n ** 3 * 2 * real
+    return n ** 3 * real + n * n * (n // 2 + 1) * 2 * real
+
+
+def report(ks, n, kind, precision):
+    one = pass_bytes(n, kind, precision)
+    print(f"fft passes: one {n}^3 {kind} {precision} forward, a pass {one / 1e9:.3f} GB (input read, output written)")
     total_passes = total_s = 0.0
     for name, m in first_transform(ks):
         rd, wr, t = (m.get(x, 0.0) for x in METRICS)
-        passes = (rd + wr) / (2 * array)
+        passes = (rd + wr) / one
         total_passes, total_s = total_passes + passes, total_s + t
         print(f"  {short(name):<60} read {rd / 1e9:6.3f} GB  write {wr / 1e9:6.3f} GB  {t * 1e3:7.3f} ms  "
               f"{passes:5.2f} passes")
     print(f"  total: {total_passes:.2f} passes, {total_s * 1e3:.3f} ms")
 
 
-def profile(bench, n, precision):
+def profile(bench, n, kind, precision):
     ncu = shutil.which("ncu")
     if not ncu:
         print("fft_passes: ncu not found")
@@ -89,7 +99,7 @@ def profile(bench, n, precision):
     with tempfile.TemporaryDirectory() as d:
         log = os.path.join(d, "ncu.csv")
         cmd = [ncu, "--csv", "--log-file", log, "--metrics", ",".join(METRICS), "--launch-count", "16",
-               bench, str(n), str(n), str(n), "--type", "c2c", "--precision", precision, "--iters", "1",
+               bench, str(n), str(n), str(n), "--type", kind, "--precision", precision, "--iters", "1",
                "--warmup", "1"]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         with open(log) as f:
@@ -100,6 +110,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("bench", nargs="?", help="bench_fft")
     ap.add_argument("--n", type=int, default=512)
+    ap.add_argument("--type", default="c2c", choices=["c2c", "r2c"])
     ap.add_argument("--precision", default="single", choices=["single", "double"])
     ap.add_argument("--parse", help="an ncu --csv log to read instead of running ncu")
     a = ap.parse_args()
@@ -109,8 +120,8 @@ def main():
         with open(a.parse) as f:
             ks = kernels(f.read().splitlines())
     else:
-        ks = profile(a.bench, a.n, a.precision)
-    report(ks, a.n, 8 if a.precision == "single" else 16)
+        ks = profile(a.bench, a.n, a.type, a.precision)
+    report(ks, a.n, a.type, a.precision)
 
 
 if __name__ == "__main__":
