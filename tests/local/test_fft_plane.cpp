@@ -1,6 +1,7 @@
-// The one-kernel 2-D FFT of square planes (local/src/fft/fft_plane.hpp): its ticket order, and its
-// blocks emulated on the host task by task in that order (phase 1 of every thread, the barrier,
-// phase 2), for every configuration the CUDA kernel instantiates, against a serial 2-D DFT.
+// The one-kernel 2-D FFTs of square planes (local/src/fft/fft_plane.hpp), c2c and r2c: the ticket
+// order, and the blocks emulated on the host task by task in that order (each phase of every
+// thread, then the barrier), for every configuration the CUDA kernels instantiate, against a serial
+// 2-D DFT.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -114,6 +115,86 @@ void check_tiles(long long batch) {
   check_halves<R, P, Q, 128 / (2 * sizeof(R))>(batch, true, true);
 }
 
+// The r2c kernel's blocks, as emulate's: row tasks in three phases, then the c2c column phases.
+template <class R, int P, int Q, int C, bool H>
+void emulate_r2c(const pl::R2cArgs<R>& a) {
+  constexpr int P2 = pl::r2c_p2(P * Q), Q2 = pl::r2c_q2(P * Q), threads = C * P;
+  const long long row_tiles = a.n1 / C, col_tiles = (a.n2 / 2 + C) / C;
+  std::vector<ax::Cx<R>> sh(std::max(C * P * Q, pl::r2c_row_tile_elements<P2, Q2, C>()));
+  const auto each_thread = [](bool reverse, const auto& f) {
+    for (int i = 0; i < threads; ++i) f(reverse ? threads - 1 - i : i);
+  };
+  for (long long t = 0; t < a.batch * (row_tiles + col_tiles); ++t) {
+    const pl::Task k = pl::plane_task(t, a.batch, row_tiles, col_tiles);
+    const bool reverse = t % 2 == 1;
+    if (!k.columns) {
+      each_thread(reverse, [&](int i) { pl::r2c_rows_phase1<R, P2, Q2, C>(i, k.plane, k.tile * C, a, sh.data()); });
+      each_thread(reverse, [&](int i) { pl::r2c_rows_phase2<R, P2, Q2, C>(i, a, sh.data()); });
+      each_thread(reverse,
+                  [&](int i) { pl::r2c_rows_phase3<R, P2, Q2, C>(i, threads, k.plane, k.tile * C, a, sh.data()); });
+    } else {
+      const ax::Args<R> col = pl::r2c_column_args(a, k.plane);
+      each_thread(reverse, [&](int i) { ax::phase1<R, P, Q, C, true, H>(i, k.tile * C, 0, col, sh.data()); });
+      each_thread(reverse, [&](int i) { ax::phase2<R, P, Q, C, false, H>(i, k.tile * C, 0, col, sh.data()); });
+    }
+  }
+}
+
+// r2c planes against a 2-D DFT of the real data (its first n/2 + 1 columns), out of place (rows
+// of n reals) and in place (rows padded to 2 (n/2 + 1) reals, the output over them).
+template <class R, int P, int Q, int C, bool H = false>
+void check_r2c(long long batch, bool in_place) {
+  constexpr long long n = P * Q, m = n / 2 + 1;
+  const long long ld = in_place ? 2 * m : n;
+  const double scale = 0.5;
+  std::mt19937 gen(11);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> x(batch * n * n);
+  for (auto& v : x) v = u(gen);
+  std::vector<ax::Cx<R>> y(batch * n * m, {R(7), R(7)});
+  std::vector<R> in(in_place ? 0 : batch * n * ld);
+  R* real = in_place ? reinterpret_cast<R*>(y.data()) : in.data();
+  for (long long r = 0; r < batch * n; ++r)
+    for (long long j = 0; j < n; ++j) real[r * ld + j] = static_cast<R>(x[r * n + j]);
+  const auto tw = ax::twiddle_table<R>(n);
+  emulate_r2c<R, P, Q, C, H>(
+      pl::R2cArgs<R>{real, y.data(), tw.data(), tw.data(), n, n, batch, ld, static_cast<R>(scale)});
+  std::vector<double> re(n), im(n);
+  std::vector<double> sr(batch * n * n), si(batch * n * n);
+  const tessera::testing::ReferenceDft<double> dft(n, -1);
+  for (long long b = 0; b < batch; ++b) {
+    for (long long r = 0; r < n; ++r) {  // rows of reals as the rows the reference takes (as they were read)
+      for (long long j = 0; j < n; ++j) re[j] = static_cast<double>(static_cast<R>(x[(b * n + r) * n + j])), im[j] = 0;
+      dft(re, im);
+      for (long long j = 0; j < n; ++j) sr[(b * n + r) * n + j] = re[j], si[(b * n + r) * n + j] = im[j];
+    }
+    for (long long c = 0; c < m; ++c) {
+      for (long long r = 0; r < n; ++r) re[r] = sr[(b * n + r) * n + c], im[r] = si[(b * n + r) * n + c];
+      dft(re, im);
+      for (long long r = 0; r < n; ++r) sr[(b * n + r) * n + c] = re[r], si[(b * n + r) * n + c] = im[r];
+    }
+  }
+  double num = 0, den = 0;
+  for (long long b = 0; b < batch; ++b)
+    for (long long r = 0; r < n; ++r)
+      for (long long c = 0; c < m; ++c) {
+        const long long at = (b * n + r) * n + c;
+        const std::complex<double> want(sr[at] * scale, si[at] * scale);
+        const auto& g = y[(b * n + r) * m + c];
+        num += std::norm(std::complex<double>(g.x, g.y) - want), den += std::norm(want);
+      }
+  EXPECT_LE(std::sqrt(num / den), sizeof(R) == 4 ? 3e-6 : 1e-14)
+      << "r2c n " << n << " C " << C << " batch " << batch << (in_place ? " in place" : "") << (H ? " halves" : "");
+}
+
+template <class R, int P, int Q>
+void check_r2c_tiles(long long batch) {
+  constexpr int narrow = 64 / (2 * sizeof(R)), wide = 128 / (2 * sizeof(R));
+  check_r2c<R, P, Q, narrow>(batch, false);
+  check_r2c<R, P, Q, wide>(batch, true);
+  if constexpr (ax::halves_fit<R, P, Q, narrow>()) check_r2c<R, P, Q, narrow, true>(batch, true);
+  if constexpr (ax::halves_fit<R, P, Q, wide>()) check_r2c<R, P, Q, wide, true>(batch, false);
+}
 }  // namespace
 
 TEST(FftPlaneKernel, TicketOrderKeepsEachPlanesColumnsAfterItsRows) {
@@ -128,4 +209,15 @@ TEST(FftPlaneKernel, EveryKernelConfigurationMatchesTheDft) {
   check_tiles<double, 32, 16>(2);
   check_tiles<float, 32, 32>(1);
   check_tiles<double, 32, 32>(1);
+}
+
+// r2c planes (TESSERA_FFT_PLANE_KERNEL=on): every size, precision and tile, with halves where the
+// column tasks have them, in place and out.
+TEST(FftPlaneKernel, R2cConfigurationsMatchTheDft) {
+  check_r2c_tiles<float, 16, 16>(3);
+  check_r2c_tiles<double, 16, 16>(2);
+  check_r2c_tiles<float, 32, 16>(2);
+  check_r2c_tiles<double, 32, 16>(1);
+  check_r2c_tiles<float, 32, 32>(1);
+  check_r2c_tiles<double, 32, 32>(1);
 }

@@ -125,21 +125,22 @@ std::atomic<bool>& callback_refused(const PlanDesc& d) {
 // fixed scale rides on the pass's stores instead of a cuFFT store callback, and the two passes beat
 // one 3-D cuFFT plan (docs/performance/fft.md, History). `columns`: a 1-D c2c plan down adjacent
 // columns of rows `stride` apart (the distributed slab FFT's axis-0 stage, whole or a chunk of its
-// columns) is the pass alone. The pass's lengths only. `planes`: a packed 2-D c2c plan of square
-// planes is Tessera's plane kernel alone (fft_plane.hpp, TESSERA_FFT_PLANE_KERNEL), as is a split
-// c2c plan's 2-D pass.
+// columns) is the pass alone. The pass's lengths only. `planes`: a packed 2-D c2c or r2c plan of
+// square planes is Tessera's plane kernel alone (fft_plane.hpp, TESSERA_FFT_PLANE_KERNEL), as is a
+// split c2c or r2c plan's 2-D pass.
 enum class Form { cufft, split, columns, planes };
 
-// Whether a packed c2c plan's n1 x n2 planes run on the plane kernel: TESSERA_FFT_PLANE_KERNEL's
-// auto takes it where it beat the batched 2-D cuFFT on an H200 (single precision, planes of 256,
-// and of 512 whose 32-point FFTs go in halves; docs/performance/fft.md).
+// Whether a packed c2c or r2c plan's n1 x n2 planes run on the plane kernel: TESSERA_FFT_PLANE_KERNEL's
+// auto takes it where it beat the batched 2-D cuFFT on an H200 (c2c in single precision, planes of
+// 256, and of 512 whose 32-point FFTs go in halves; docs/performance/fft.md); r2c planes only with
+// `on` until they are measured.
 bool plane_kernel_for(const PlanDesc& d, long long n1, long long n2) {
   using Mode = Settings::FftPlaneKernel;
   const Settings& s = settings();
-  const bool chosen = s.fft_plane_kernel == Mode::on ||
-                      (s.fft_plane_kernel == Mode::automatic && d.precision == Precision::single &&
-                       n1 == n2 && (n1 == 256 || (n1 == 512 && s.fft_halves)));
-  return d.kind == Kind::c2c && chosen && plane_supported(n1, n2, s.fft_axis_tile, d.device.index());
+  const bool automatic = s.fft_plane_kernel == Mode::automatic && d.kind == Kind::c2c &&
+                         d.precision == Precision::single && n1 == n2 && (n1 == 256 || (n1 == 512 && s.fft_halves));
+  return d.kind != Kind::c2r && (s.fft_plane_kernel == Mode::on || automatic) &&
+         plane_supported(n1, n2, s.fft_axis_tile, d.device.index());
 }
 
 Form plan_form(const PlanDesc& d) {
@@ -188,7 +189,7 @@ class CufftPlan final : public PlanBackend {
     if (form_ == Form::split) {
       try {
         tw_ = axis0_twiddles(d.n[0], d.precision == Precision::single);
-        // The 2-D pass on the plane kernel (c2c only): its twiddles and counters, no cuFFT plan.
+        // The 2-D pass on the plane kernel (c2c, r2c): its twiddles and counters, no cuFFT plan.
         if (plane_kernel_for(d, d.n[1], d.n[2])) {
           tw_plane_ = d.n[1] == d.n[0] ? tw_ : axis0_twiddles(d.n[1], d.precision == Precision::single);
           plane_work_ = plane_work_bytes(d.n[0] * d.batch);
@@ -290,9 +291,14 @@ class CufftPlan final : public PlanBackend {
   void planes(const void* in, void* out, Direction dir, long long batch, double scale, void* work,
               cudaStream_t stream) const {
     const long long n = d_.n[d_.rank - 1];
-    plane_fft_cuda(in, out, tw_plane_ ? tw_plane_ : tw_, d_.precision == Precision::single,
-                   dir == Direction::backward, n, batch, scale, settings().fft_axis_tile,
-                   settings().fft_halves, work, stream);
+    const void* tw = tw_plane_ ? tw_plane_ : tw_;
+    const bool single = d_.precision == Precision::single;
+    const Settings& s = settings();
+    if (d_.kind == Kind::r2c)
+      return plane_r2c_fft_cuda(in, out, tw, single, n, batch, d_.in_place, scale, s.fft_axis_tile, s.fft_halves,
+                                work, stream);
+    plane_fft_cuda(in, out, tw, single, dir == Direction::backward, n, batch, scale, s.fft_axis_tile, s.fft_halves,
+                   work, stream);
   }
 
   // One cuFFT execution of the planned type on `stream`, its work area after the c2r copy's;
@@ -330,7 +336,8 @@ class CufftPlan final : public PlanBackend {
     const long long cols = d_.n[1] * (d_.kind == Kind::c2c ? d_.n[2] : d_.n[2] / 2 + 1);
     std::lock_guard<std::mutex> lock(mu_);
     if (d_.kind == Kind::r2c) {
-      run_cufft(in, out, dir, stream, work);
+      if (plane_work_) planes(in, out, dir, d_.n[0] * d_.batch, 1.0, work, stream);
+      else run_cufft(in, out, dir, stream, work);
       return pass(out, out, dir, mult, cols, cols, d_.batch, d_.n[0] * cols, stream);
     }
     // A preserving c2r's pass writes the copy that cuFFT may clobber; others run in place there.

@@ -5,6 +5,7 @@
 #include <cuda/atomic>
 
 #include <algorithm>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -71,18 +72,16 @@ __global__ void __launch_bounds__(block_threads<P, Q, C>(),
   }
 }
 
-// How many blocks of one kernel fit on one device at once; the shared-memory opt-in beyond 48 KiB,
+// How many blocks of `kernel` fit on one device at once; the shared-memory opt-in beyond 48 KiB,
 // which is per device, is set when a device is first asked (these are host calls of microseconds,
-// once per device and configuration rather than on every execution of a small plan).
-template <class R, int P, int Q, int C, bool H>
+// once per device and kernel rather than on every execution of a small plan).
+template <auto kernel, int smem, int threads>
 long long resident_blocks(int device) {
   static std::mutex mu;
   static std::vector<long long> fit;  // by device; 0: not asked yet
   std::lock_guard<std::mutex> lock(mu);
   if (device >= static_cast<int>(fit.size())) fit.resize(device + 1, 0);
   if (fit[device] > 0) return fit[device];
-  constexpr int smem = smem_bytes<R, P, Q, C>(), threads = block_threads<P, Q, C>();
-  const auto kernel = plane_kernel<R, P, Q, C, H>;
   TESSERA_CHECK_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
   int per_sm = 0;
   TESSERA_CHECK_CUDA(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
@@ -94,19 +93,24 @@ long long resident_blocks(int device) {
   return fit[device];
 }
 
-template <class R, int P, int Q, int C, bool H>
-void launch_kernel(const plane::Args<R>& a, void* work, cudaStream_t s) {
-  constexpr int smem = smem_bytes<R, P, Q, C>(), threads = block_threads<P, Q, C>();
+// Persistent blocks of `kernel` over `tasks` tasks of `batch` planes, as many as fit at once (more
+// would only queue behind them), with the work area's counters zeroed first: the next ticket,
+// then each plane's finished row tasks.
+template <auto kernel, int smem, int threads, class A>
+void launch_persistent(const A& a, long long tasks, void* work, cudaStream_t s) {
   int device = 0;
   TESSERA_CHECK_CUDA(cudaGetDevice(&device));
-  // Persistent blocks, as many as fit at once (more would only queue behind them).
-  const long long tasks = a.batch * 2 * (a.n1 / C);
-  const auto grid = static_cast<unsigned>(std::min<long long>(tasks, resident_blocks<R, P, Q, C, H>(device)));
+  const auto grid = static_cast<unsigned>(std::min<long long>(tasks, resident_blocks<kernel, smem, threads>(device)));
   TESSERA_CHECK_CUDA(cudaMemsetAsync(work, 0, plane_work_bytes(a.batch), s));
-  // The work area: the next ticket, then each plane's finished row tasks.
   auto* next = static_cast<unsigned long long*>(work);
-  plane_kernel<R, P, Q, C, H><<<grid, threads, smem, s>>>(a, next, reinterpret_cast<unsigned*>(next + 1));
+  kernel<<<grid, threads, smem, s>>>(a, next, reinterpret_cast<unsigned*>(next + 1));
   TESSERA_CHECK_CUDA(cudaGetLastError());
+}
+
+template <class R, int P, int Q, int C, bool H>
+void launch_kernel(const plane::Args<R>& a, void* work, cudaStream_t s) {
+  launch_persistent<plane_kernel<R, P, Q, C, H>, smem_bytes<R, P, Q, C>(), block_threads<P, Q, C>()>(
+      a, a.batch * 2 * (a.n1 / C), work, s);
 }
 
 // `halves` (TESSERA_FFT_HALVES) where the blocks' shared memory allows it (axis0::halves_fit).
@@ -137,6 +141,90 @@ void dispatch(const plane::Args<R>& a, int tile_bytes, bool halves, void* work, 
   if (tile_bytes == 64) return dispatch_n<R, 64 / row>(a, halves, work, s);
   dispatch_n<R, 128 / row>(a, halves, work, s);
 }
+// ---- r2c planes (fft_plane.hpp): row tasks of C real rows (M-point FFTs, then the untangling),
+// column tasks of C of the M + 1 output columns. Square planes n x n, n = P * Q.
+template <class R, int P, int Q, int C>
+constexpr int r2c_smem_bytes() {
+  constexpr int P2 = plane::r2c_p2(P * Q), Q2 = plane::r2c_q2(P * Q);
+  return std::max(C * P * Q, plane::r2c_row_tile_elements<P2, Q2, C>()) * static_cast<int>(sizeof(Cx<R>));
+}
+
+template <class R, int P, int Q, int C, bool H>
+__global__ void __launch_bounds__(block_threads<P, Q, C>(),
+                                  (H && axis0::two_blocks_fit_registers<R, P, Q, true>(block_threads<P, Q, C>()) ? 2 : 0))
+    plane_r2c_kernel(plane::R2cArgs<R> a, unsigned long long* next, unsigned* done) {
+  constexpr int P2 = plane::r2c_p2(P * Q), Q2 = plane::r2c_q2(P * Q);
+  extern __shared__ __align__(16) unsigned char raw[];
+  auto* sh = reinterpret_cast<Cx<R>*>(raw);
+  __shared__ unsigned long long ticket;
+  const long long row_tiles = a.n1 / C, col_tiles = (a.n2 / 2 + C) / C;
+  const long long total = a.batch * (row_tiles + col_tiles);
+  for (;;) {
+    if (threadIdx.x == 0) ticket = atomicAdd(next, 1ull);
+    __syncthreads();
+    const long long t = static_cast<long long>(ticket);
+    if (t >= total) return;
+    const plane::Task task = plane::plane_task(t, a.batch, row_tiles, col_tiles);
+    if (!task.columns) {
+      plane::r2c_rows_phase1<R, P2, Q2, C>(threadIdx.x, task.plane, task.tile * C, a, sh);
+      __syncthreads();
+      plane::r2c_rows_phase2<R, P2, Q2, C>(threadIdx.x, a, sh);
+      __syncthreads();
+      plane::r2c_rows_phase3<R, P2, Q2, C>(threadIdx.x, blockDim.x, task.plane, task.tile * C, a, sh);
+      __threadfence();  // every thread's rows are visible before the count says so
+      __syncthreads();
+      if (threadIdx.x == 0)
+        cuda::atomic_ref<unsigned, cuda::thread_scope_device>(done[task.plane])
+            .fetch_add(1u, cuda::memory_order_release);
+    } else {
+      if (threadIdx.x == 0)
+        while (rows_done(&done[task.plane]) < row_tiles) __nanosleep(64);
+      __syncthreads();
+      const axis0::Args<R> col = plane::r2c_column_args(a, task.plane);
+      axis0::phase1<R, P, Q, C, true, H>(threadIdx.x, task.tile * C, 0, col, sh);
+      __syncthreads();
+      axis0::phase2<R, P, Q, C, false, H>(threadIdx.x, task.tile * C, 0, col, sh);
+      __syncthreads();  // the shared memory and the ticket are reused by the next task
+    }
+  }
+}
+
+template <class R, int P, int Q, int C, bool H>
+void launch_r2c_kernel(const plane::R2cArgs<R>& a, void* work, cudaStream_t s) {
+  launch_persistent<plane_r2c_kernel<R, P, Q, C, H>, r2c_smem_bytes<R, P, Q, C>(), block_threads<P, Q, C>()>(
+      a, a.batch * (a.n1 / C + (a.n2 / 2 + C) / C), work, s);
+}
+
+template <class R, int P, int Q, int C>
+void launch_r2c(const plane::R2cArgs<R>& a, bool halves, void* work, cudaStream_t s) {
+  if constexpr (axis0::halves_fit<R, P, Q, C>())
+    if (halves) return launch_r2c_kernel<R, P, Q, C, true>(a, work, s);
+  launch_r2c_kernel<R, P, Q, C, false>(a, work, s);
+}
+
+template <class R, int C>
+void dispatch_r2c_n(const plane::R2cArgs<R>& a, bool halves, void* work, cudaStream_t s) {
+  switch (a.n1) {
+    case 1024: return launch_r2c<R, 32, 32, C>(a, halves, work, s);
+    case 512: return launch_r2c<R, 32, 16, C>(a, halves, work, s);
+    case 256: return launch_r2c<R, 16, 16, C>(a, halves, work, s);
+  }
+  throw InvalidArgument("fft r2c plane kernel: planes of " + std::to_string(a.n1) + " x " + std::to_string(a.n2) +
+                        " (256, 512 or 1024 only)");
+}
+
+template <class R>
+void dispatch_r2c(const plane::R2cArgs<R>& a, int tile_bytes, bool halves, void* work, cudaStream_t s) {
+  constexpr int row = static_cast<int>(sizeof(Cx<R>));
+  if (a.n1 != a.n2)
+    throw InvalidArgument("fft r2c plane kernel: planes of " + std::to_string(a.n1) + " x " + std::to_string(a.n2) +
+                          " (square planes only)");
+  // The rows are read as pairs of reals: each row must start on a complex element.
+  if (reinterpret_cast<std::uintptr_t>(a.in) % sizeof(Cx<R>) != 0 || a.in_ld % 2 != 0)
+    throw InvalidArgument("fft r2c plane kernel: real input not aligned to its complex type");
+  if (tile_bytes == 64) return dispatch_r2c_n<R, 64 / row>(a, halves, work, s);
+  dispatch_r2c_n<R, 128 / row>(a, halves, work, s);
+}
 }  // namespace
 
 bool plane_supported(long long n1, long long n2, int tile_bytes, int device) {
@@ -165,6 +253,23 @@ void plane_fft_cuda(const void* in, void* out, const void* tw, bool single, bool
     dispatch(plane::Args<double>{static_cast<const Cx<double>*>(in), static_cast<Cx<double>*>(out), t, t, n, n,
                                  batch, backward, scale},
              tile_bytes, halves, work, s);
+  }
+}
+
+void plane_r2c_fft_cuda(const void* in, void* out, const void* tw, bool single, long long n, long long batch,
+                        bool in_place, double scale, int tile_bytes, bool halves, void* work, cudaStream_t s) {
+  if (batch <= 0) return;
+  const long long in_ld = in_place ? 2 * (n / 2 + 1) : n;
+  if (single) {
+    const auto* t = static_cast<const Cx<float>*>(tw);
+    dispatch_r2c(plane::R2cArgs<float>{static_cast<const float*>(in), static_cast<Cx<float>*>(out), t, t, n, n, batch,
+                                       in_ld, static_cast<float>(scale)},
+                 tile_bytes, halves, work, s);
+  } else {
+    const auto* t = static_cast<const Cx<double>*>(tw);
+    dispatch_r2c(plane::R2cArgs<double>{static_cast<const double*>(in), static_cast<Cx<double>*>(out), t, t, n, n,
+                                        batch, in_ld, scale},
+                 tile_bytes, halves, work, s);
   }
 }
 

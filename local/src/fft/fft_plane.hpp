@@ -131,4 +131,98 @@ TESSERA_HD inline axis0::Args<R> column_args(const Args<R>& a, long long p) {
   return axis0::Args<R>{plane, plane, a.tw1, a.n2, a.n2, 0, a.scale, a.backward, {}, -1};
 }
 
+// ---- r2c planes (forward): n1 rows of n2 reals to n1 rows of M + 1 complex, M = n2 / 2 ----
+// A row task's threads treat each of its RT real rows as M complex values z[m] = x[2m] + i x[2m+1]
+// (one load of a pair), take their M-point FFT Z with the four-step split P2 x Q2 = M (as the c2c
+// rows), each phase-2 thread leaving its P2 results in the slots it read, then (after a barrier)
+// untangle Z into the spectrum of the real row: with E_k = (Z_k + conj Z_(M-k)) / 2 and
+// O_k = (Z_k - conj Z_(M-k)) / 2i the FFTs of the even and odd reals, X_k = E_k + W_n2^k O_k and
+// X_(M-k) = conj(E_k - W_n2^k O_k), k <= M/2. The column tasks are the c2c kernel's, over the
+// M + 1 columns of the output plane (a last tile partly empty). The twiddles of n2 serve both:
+// W_M^j = W_n2^(2j).
+template <class R>
+struct R2cArgs {
+  const R* in;
+  Cx<R>* out;
+  const Cx<R>* tw1;  // of n1 (the columns)
+  const Cx<R>* tw2;  // of n2 (the rows)
+  long long n1, n2, batch;
+  long long in_ld;   // reals from one input row to the next: n2, or 2 (M + 1) in place
+  R scale = R(1);
+};
+
+// The four-step factors of M, the rows' complex length: M = P2 * Q2.
+TESSERA_HD constexpr int r2c_p2(long long n2) { return n2 == 1024 ? 32 : 16; }
+TESSERA_HD constexpr int r2c_q2(long long n2) { return n2 == 1024 ? 16 : n2 == 512 ? 16 : 8; }
+
+// Shared memory of an r2c row task: R rows of Q2 * (P2 + 1) elements.
+template <int P2, int Q2, int RT>
+constexpr int r2c_row_tile_elements() { return RT * Q2 * (P2 + 1); }
+
+template <class R, int P2, int Q2, int RT>
+TESSERA_HD inline void r2c_rows_phase1(int t, long long p, long long row0, const R2cArgs<R>& a, Cx<R>* sh) {
+  if (t >= RT * P2) return;
+  const int r = t / P2, j1 = t % P2;
+  const auto* z = reinterpret_cast<const Cx<R>*>(a.in + (p * a.n1 + row0 + r) * a.in_ld) + j1;
+  Cx<R> v[Q2];
+#pragma unroll
+  for (int j = 0; j < Q2; ++j) v[j] = z[static_cast<long long>(P2) * j];
+  axis0::fft_registers<Q2>(v);
+  Cx<R>* row = sh + r * (Q2 * (P2 + 1)) + j1;
+#pragma unroll
+  for (int k2 = 0; k2 < Q2; ++k2) row[k2 * (P2 + 1)] = k2 == 0 ? v[k2] : axis0::mul(v[k2], a.tw2[2 * j1 * k2]);
+}
+
+// Thread (r, k2): the P2-point FFT over its own slots [k2][.], its results Z_(k2 + Q2 k1) back into
+// them at [k2][k1] (r2c_z reads them there).
+template <class R, int P2, int Q2, int RT>
+TESSERA_HD inline void r2c_rows_phase2(int t, const R2cArgs<R>&, Cx<R>* sh) {
+  if (t >= RT * Q2) return;
+  const int r = t / Q2, k2 = t % Q2;
+  Cx<R>* slots = sh + r * (Q2 * (P2 + 1)) + k2 * (P2 + 1);
+  Cx<R> v[P2];
+#pragma unroll
+  for (int j1 = 0; j1 < P2; ++j1) v[j1] = slots[j1];
+  axis0::fft_registers<P2>(v);
+#pragma unroll
+  for (int k1 = 0; k1 < P2; ++k1) slots[k1] = v[k1];
+}
+
+// Z_k of row r (k < M) where phase 2 left it.
+template <class R, int P2, int Q2>
+TESSERA_HD inline Cx<R> r2c_z(const Cx<R>* sh, int r, int k) {
+  return sh[r * (Q2 * (P2 + 1)) + (k % Q2) * (P2 + 1) + k / Q2];
+}
+
+// Threads of `threads` take the pairs (k, M - k), k <= M/2, of the tile's rows in turn and store
+// X_k and X_(M-k) to the output rows (M + 1 elements each).
+template <class R, int P2, int Q2, int RT>
+TESSERA_HD inline void r2c_rows_phase3(int t, int threads, long long p, long long row0, const R2cArgs<R>& a,
+                                       const Cx<R>* sh) {
+  constexpr int M = P2 * Q2, pairs = M / 2 + 1;
+  for (int i = t; i < RT * pairs; i += threads) {
+    const int r = i / pairs, k = i % pairs;
+    Cx<R>* dst = a.out + (p * a.n1 + row0 + r) * (M + 1);
+    const Cx<R> zk = r2c_z<R, P2, Q2>(sh, r, k), zm = r2c_z<R, P2, Q2>(sh, r, (M - k) % M);
+    if (k == 0) {  // X_0 and X_M: real
+      dst[0] = {zk.x + zk.y, R(0)};
+      dst[M] = {zk.x - zk.y, R(0)};
+      continue;
+    }
+    // E = (Z_k + conj Z_(M-k)) / 2, O = (Z_k - conj Z_(M-k)) / 2i, T = W^k O.
+    const Cx<R> e{(zk.x + zm.x) / 2, (zk.y - zm.y) / 2}, o{(zk.y + zm.y) / 2, (zm.x - zk.x) / 2};
+    const Cx<R> w = axis0::mul(o, a.tw2[k]);
+    dst[k] = {e.x + w.x, e.y + w.y};
+    if (k != M - k) dst[M - k] = {e.x - w.x, w.y - e.y};
+  }
+}
+
+// The column task's view of r2c plane p: the M + 1 columns of its output, in place.
+template <class R>
+TESSERA_HD inline axis0::Args<R> r2c_column_args(const R2cArgs<R>& a, long long p) {
+  const long long cols = a.n2 / 2 + 1;
+  Cx<R>* plane = a.out + p * a.n1 * cols;
+  return axis0::Args<R>{plane, plane, a.tw1, cols, cols, 0, a.scale, false, {}, -1};
+}
+
 }  // namespace tessera::local::fft::detail::plane

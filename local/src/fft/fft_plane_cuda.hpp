@@ -1,4 +1,4 @@
-// Internal (CUDA backend): the one-kernel 2-D c2c FFT of packed planes (fft_plane.hpp).
+// Internal (CUDA backend): the one-kernel 2-D c2c and r2c FFTs of packed planes (fft_plane.hpp).
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -17,5 +17,11 @@ std::size_t plane_work_bytes(long long batch);
 // same time.
 void plane_fft_cuda(const void* in, void* out, const void* twiddles, bool single, bool backward, long long n,
                     long long batch, double scale, int tile_bytes, bool halves, void* work, cudaStream_t s);
+// The r2c forward of `batch` packed n x n real planes (rows of n reals, or of 2 (n/2 + 1) in place)
+// of float (`single`) or double from `in` to `out` (n rows of n/2 + 1 complex each; `in` aligned to
+// the complex type), times `scale`; the rest as plane_fft_cuda's. Square planes of 256, 512 or
+// 1024 (plane_supported).
+void plane_r2c_fft_cuda(const void* in, void* out, const void* twiddles, bool single, long long n, long long batch,
+                        bool in_place, double scale, int tile_bytes, bool halves, void* work, cudaStream_t s);
 
 }  // namespace tessera::local::fft::detail
