@@ -113,36 +113,10 @@ void launch_kernel(const plane::Args<R>& a, void* work, cudaStream_t s) {
       a, a.batch * 2 * (a.n1 / C), work, s);
 }
 
-// `halves` (TESSERA_FFT_HALVES) where the blocks' shared memory allows it (axis0::halves_fit).
-template <class R, int P, int Q, int C>
-void launch(const plane::Args<R>& a, bool halves, void* work, cudaStream_t s) {
-  if constexpr (axis0::halves_fit<R, P, Q, C>())
-    if (halves) return launch_kernel<R, P, Q, C, true>(a, work, s);
-  launch_kernel<R, P, Q, C, false>(a, work, s);
-}
-
-template <class R, int C>
-void dispatch_n(const plane::Args<R>& a, bool halves, void* work, cudaStream_t s) {
-  switch (a.n1) {
-    case 1024: return launch<R, 32, 32, C>(a, halves, work, s);
-    case 512: return launch<R, 32, 16, C>(a, halves, work, s);
-    case 256: return launch<R, 16, 16, C>(a, halves, work, s);
-  }
-  throw InvalidArgument("fft plane kernel: planes of " + std::to_string(a.n1) + " x " + std::to_string(a.n2) +
-                        " (256, 512 or 1024 only)");
-}
-
-template <class R>
-void dispatch(const plane::Args<R>& a, int tile_bytes, bool halves, void* work, cudaStream_t s) {
-  constexpr int row = static_cast<int>(sizeof(Cx<R>));
-  if (a.n1 != a.n2)
-    throw InvalidArgument("fft plane kernel: planes of " + std::to_string(a.n1) + " x " + std::to_string(a.n2) +
-                          " (square planes only)");
-  if (tile_bytes == 64) return dispatch_n<R, 64 / row>(a, halves, work, s);
-  dispatch_n<R, 128 / row>(a, halves, work, s);
-}
 // ---- r2c planes (fft_plane.hpp): row tasks of C real rows (M-point FFTs, then the untangling),
-// column tasks of C of the M + 1 output columns. Square planes n x n, n = P * Q.
+// column tasks of C of the M + 1 output columns. Square planes n x n, n = P * Q. The loop is the
+// c2c kernel's, written out again rather than shared: the c2c kernel's code stays as it was
+// measured (a shared helper changed its register counts).
 template <class R, int P, int Q, int C>
 constexpr int r2c_smem_bytes() {
   constexpr int P2 = plane::r2c_p2(P * Q), Q2 = plane::r2c_q2(P * Q);
@@ -190,40 +164,39 @@ __global__ void __launch_bounds__(block_threads<P, Q, C>(),
 }
 
 template <class R, int P, int Q, int C, bool H>
-void launch_r2c_kernel(const plane::R2cArgs<R>& a, void* work, cudaStream_t s) {
+void launch_kernel(const plane::R2cArgs<R>& a, void* work, cudaStream_t s) {
   launch_persistent<plane_r2c_kernel<R, P, Q, C, H>, r2c_smem_bytes<R, P, Q, C>(), block_threads<P, Q, C>()>(
       a, a.batch * (a.n1 / C + (a.n2 / 2 + C) / C), work, s);
 }
 
-template <class R, int P, int Q, int C>
-void launch_r2c(const plane::R2cArgs<R>& a, bool halves, void* work, cudaStream_t s) {
+// `halves` (TESSERA_FFT_HALVES) where the blocks' shared memory allows it (axis0::halves_fit); A
+// is the kind of planes (plane::Args: c2c, plane::R2cArgs: r2c), which picks the kernel.
+template <int P, int Q, int C, template <class> class A, class R>
+void launch(const A<R>& a, bool halves, void* work, cudaStream_t s) {
   if constexpr (axis0::halves_fit<R, P, Q, C>())
-    if (halves) return launch_r2c_kernel<R, P, Q, C, true>(a, work, s);
-  launch_r2c_kernel<R, P, Q, C, false>(a, work, s);
+    if (halves) return launch_kernel<R, P, Q, C, true>(a, work, s);
+  launch_kernel<R, P, Q, C, false>(a, work, s);
 }
 
-template <class R, int C>
-void dispatch_r2c_n(const plane::R2cArgs<R>& a, bool halves, void* work, cudaStream_t s) {
+template <int C, template <class> class A, class R>
+void dispatch_n(const A<R>& a, bool halves, void* work, cudaStream_t s) {
   switch (a.n1) {
-    case 1024: return launch_r2c<R, 32, 32, C>(a, halves, work, s);
-    case 512: return launch_r2c<R, 32, 16, C>(a, halves, work, s);
-    case 256: return launch_r2c<R, 16, 16, C>(a, halves, work, s);
+    case 1024: return launch<32, 32, C>(a, halves, work, s);
+    case 512: return launch<32, 16, C>(a, halves, work, s);
+    case 256: return launch<16, 16, C>(a, halves, work, s);
   }
-  throw InvalidArgument("fft r2c plane kernel: planes of " + std::to_string(a.n1) + " x " + std::to_string(a.n2) +
+  throw InvalidArgument("fft plane kernel: planes of " + std::to_string(a.n1) + " x " + std::to_string(a.n2) +
                         " (256, 512 or 1024 only)");
 }
 
-template <class R>
-void dispatch_r2c(const plane::R2cArgs<R>& a, int tile_bytes, bool halves, void* work, cudaStream_t s) {
+template <template <class> class A, class R>
+void dispatch(const A<R>& a, int tile_bytes, bool halves, void* work, cudaStream_t s) {
   constexpr int row = static_cast<int>(sizeof(Cx<R>));
   if (a.n1 != a.n2)
-    throw InvalidArgument("fft r2c plane kernel: planes of " + std::to_string(a.n1) + " x " + std::to_string(a.n2) +
+    throw InvalidArgument("fft plane kernel: planes of " + std::to_string(a.n1) + " x " + std::to_string(a.n2) +
                           " (square planes only)");
-  // The rows are read as pairs of reals: each row must start on a complex element.
-  if (reinterpret_cast<std::uintptr_t>(a.in) % sizeof(Cx<R>) != 0 || a.in_ld % 2 != 0)
-    throw InvalidArgument("fft r2c plane kernel: real input not aligned to its complex type");
-  if (tile_bytes == 64) return dispatch_r2c_n<R, 64 / row>(a, halves, work, s);
-  dispatch_r2c_n<R, 128 / row>(a, halves, work, s);
+  if (tile_bytes == 64) return dispatch_n<64 / row>(a, halves, work, s);
+  dispatch_n<128 / row>(a, halves, work, s);
 }
 }  // namespace
 
@@ -260,16 +233,19 @@ void plane_r2c_fft_cuda(const void* in, void* out, const void* tw, bool single, 
                         bool in_place, double scale, int tile_bytes, bool halves, void* work, cudaStream_t s) {
   if (batch <= 0) return;
   const long long in_ld = in_place ? 2 * (n / 2 + 1) : n;
+  // The rows are read as pairs of reals: each row must start on a complex element.
+  if (reinterpret_cast<std::uintptr_t>(in) % (single ? sizeof(Cx<float>) : sizeof(Cx<double>)) != 0)
+    throw InvalidArgument("fft r2c plane kernel: real input not aligned to its complex type");
   if (single) {
     const auto* t = static_cast<const Cx<float>*>(tw);
-    dispatch_r2c(plane::R2cArgs<float>{static_cast<const float*>(in), static_cast<Cx<float>*>(out), t, t, n, n, batch,
-                                       in_ld, static_cast<float>(scale)},
-                 tile_bytes, halves, work, s);
+    dispatch(plane::R2cArgs<float>{static_cast<const float*>(in), static_cast<Cx<float>*>(out), t, t, n, n, batch,
+                                   in_ld, static_cast<float>(scale)},
+             tile_bytes, halves, work, s);
   } else {
     const auto* t = static_cast<const Cx<double>*>(tw);
-    dispatch_r2c(plane::R2cArgs<double>{static_cast<const double*>(in), static_cast<Cx<double>*>(out), t, t, n, n,
-                                        batch, in_ld, scale},
-                 tile_bytes, halves, work, s);
+    dispatch(plane::R2cArgs<double>{static_cast<const double*>(in), static_cast<Cx<double>*>(out), t, t, n, n, batch,
+                                    in_ld, scale},
+             tile_bytes, halves, work, s);
   }
 }
 
