@@ -439,10 +439,10 @@ void with_plane_settings(F&& f) {
   fft::clear_plan_cache();
 }
 
-// c2c and r2c plans over square planes of 256, 512 or 1024 (packed 2-D plans, the 2-D pass of split
-// 3-D plans) run on GPUs on Tessera's one-kernel 2-D FFT (TESSERA_FFT_PLANE_KERNEL) or a batched 2-D
-// cuFFT: both give the DFT in both precisions, both directions (c2c), in place and out, scaled and
-// not, with either tile. (The host runs FFTW either way: GPU only.)
+// c2c, r2c and c2r plans over square planes of 256, 512 or 1024 (packed 2-D plans, the 2-D pass of
+// split 3-D plans) run on GPUs on Tessera's one-kernel 2-D FFT (TESSERA_FFT_PLANE_KERNEL) or a
+// batched 2-D cuFFT: both give the DFT in both precisions, both directions, in place and out,
+// scaled and not, with either tile. (The host runs FFTW either way: GPU only.)
 TYPED_TEST(FftPlan, PlaneKernelPlansMatchTheDft) {
   const Device dev = this->device();
   if (dev.is_host()) GTEST_SKIP() << "FFTW plans have no plane kernel";
@@ -451,10 +451,16 @@ TYPED_TEST(FftPlan, PlaneKernelPlansMatchTheDft) {
       check_both(fft::make_desc(dev, Kind::c2c, Precision::double_, {256, 256}, 3), dir);
       check(fft::make_desc(dev, Kind::c2c, Precision::single, {512, 512}, 2, true), dir, true, 0.25);
     }
-    // r2c planes (the plane kernel only with TESSERA_FFT_PLANE_KERNEL=on), in place and out, scaled.
+    // r2c and c2r planes (the plane kernel only with TESSERA_FFT_PLANE_KERNEL=on, and for c2r only
+    // where the plan may overwrite its input), in place and out, scaled.
     check_both(fft::make_desc(dev, Kind::r2c, Precision::double_, {256, 256}, 3), Direction::forward);
     check(fft::make_desc(dev, Kind::r2c, Precision::single, {512, 512}, 2, true), Direction::forward, true, 0.25);
     check(fft::make_desc(dev, Kind::r2c, Precision::double_, {512, 512}), Direction::forward, false, 2.0);
+    auto clobber = fft::make_desc(dev, Kind::c2r, Precision::double_, {256, 256}, 3);
+    clobber.preserve_input = false;
+    check_both(clobber, Direction::backward);
+    check(fft::make_desc(dev, Kind::c2r, Precision::single, {512, 512}, 2, true), Direction::backward, true, 0.25);
+    check(fft::make_desc(dev, Kind::c2r, Precision::double_, {512, 512}), Direction::backward);  // kept: cuFFT
   });
 }
 
@@ -473,6 +479,7 @@ TYPED_TEST(FftPlan, PlaneKernelLargePlanesAndSplitPlansMatchTheDft) {
           1.0 / 256);
     check(fft::make_desc(dev, Kind::r2c, Precision::double_, {256, 256, 256}, 1, true), Direction::forward, false,
           0.5);
+    check(fft::make_desc(dev, Kind::c2r, Precision::single, {256, 256, 256}), Direction::backward, false, 1.0 / 256);
   });
 }
 

@@ -1,4 +1,4 @@
-// The one-kernel 2-D FFTs of square planes (local/src/fft/fft_plane.hpp), c2c and r2c: the ticket
+// The one-kernel 2-D FFTs of square planes (local/src/fft/fft_plane.hpp), c2c, r2c and c2r: the ticket
 // order, and the blocks emulated on the host task by task in that order (each phase of every
 // thread, then the barrier), for every configuration the CUDA kernels instantiate, against a serial
 // 2-D DFT.
@@ -187,13 +187,86 @@ void check_r2c(long long batch, bool in_place) {
       << "r2c n " << n << " C " << C << " batch " << batch << (in_place ? " in place" : "") << (H ? " halves" : "");
 }
 
+// The c2r kernel's blocks: column tasks (first in ticket order), then row tasks in three phases.
+template <class R, int P, int Q, int C, bool H>
+void emulate_c2r(const pl::C2rArgs<R>& a) {
+  constexpr int P2 = pl::r2c_p2(P * Q), Q2 = pl::r2c_q2(P * Q), threads = C * P;
+  const long long row_tiles = a.n1 / C, col_tiles = (a.n2 / 2 + C) / C;
+  std::vector<ax::Cx<R>> sh(std::max(C * P * Q, pl::c2r_row_tile_elements<P2, Q2, C>()));
+  const auto each_thread = [](bool reverse, const auto& f) {
+    for (int i = 0; i < threads; ++i) f(reverse ? threads - 1 - i : i);
+  };
+  for (long long t = 0; t < a.batch * (row_tiles + col_tiles); ++t) {
+    const pl::Task k = pl::plane_task(t, a.batch, col_tiles, row_tiles);
+    const bool reverse = t % 2 == 1;
+    if (!k.columns) {  // the first stage: columns
+      const ax::Args<R> col = pl::c2r_column_args(a, k.plane);
+      each_thread(reverse, [&](int i) { ax::phase1<R, P, Q, C, true, H>(i, k.tile * C, 0, col, sh.data()); });
+      each_thread(reverse, [&](int i) { ax::phase2<R, P, Q, C, false, H>(i, k.tile * C, 0, col, sh.data()); });
+    } else {
+      each_thread(reverse,
+                  [&](int i) { pl::c2r_rows_phase1<R, P2, Q2, C>(i, threads, k.plane, k.tile * C, a, sh.data()); });
+      each_thread(reverse, [&](int i) { pl::c2r_rows_phase2<R, P2, Q2, C>(i, a, sh.data()); });
+      each_thread(reverse, [&](int i) { pl::c2r_rows_phase3<R, P2, Q2, C>(i, k.plane, k.tile * C, a, sh.data()); });
+    }
+  }
+}
+
+// c2r planes: the spectrum of random reals (r2c's reference, so that it is Hermitian where a c2r
+// reads it: the imaginary parts of columns 0 and n/2 then vanish) back to n^2 times those reals
+// times the scale, out of place and in place.
+template <class R, int P, int Q, int C, bool H = false>
+void check_c2r(long long batch, bool in_place) {
+  constexpr long long n = P * Q, m = n / 2 + 1;
+  const double scale = 0.5;
+  std::mt19937 gen(13);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> x(batch * n * n), re(n), im(n), sr(batch * n * n), si(batch * n * n);
+  for (auto& v : x) v = u(gen);
+  const tessera::testing::ReferenceDft<double> dft(n, -1);
+  for (long long b = 0; b < batch; ++b) {
+    for (long long r = 0; r < n; ++r) {
+      for (long long j = 0; j < n; ++j) re[j] = x[(b * n + r) * n + j], im[j] = 0;
+      dft(re, im);
+      for (long long j = 0; j < n; ++j) sr[(b * n + r) * n + j] = re[j], si[(b * n + r) * n + j] = im[j];
+    }
+    for (long long c = 0; c < m; ++c) {
+      for (long long r = 0; r < n; ++r) re[r] = sr[(b * n + r) * n + c], im[r] = si[(b * n + r) * n + c];
+      dft(re, im);
+      for (long long r = 0; r < n; ++r) sr[(b * n + r) * n + c] = re[r], si[(b * n + r) * n + c] = im[r];
+    }
+  }
+  std::vector<ax::Cx<R>> spec(batch * n * m);
+  for (long long row = 0; row < batch * n; ++row)
+    for (long long c = 0; c < m; ++c)
+      spec[row * m + c] = {static_cast<R>(sr[row * n + c]), static_cast<R>(si[row * n + c])};
+  const long long ld = in_place ? 2 * m : n;
+  std::vector<R> out(in_place ? 0 : batch * n * ld, R(7));
+  R* real = in_place ? reinterpret_cast<R*>(spec.data()) : out.data();
+  const auto tw = ax::twiddle_table<R>(n);
+  emulate_c2r<R, P, Q, C, H>(
+      pl::C2rArgs<R>{spec.data(), real, tw.data(), tw.data(), n, n, batch, ld, static_cast<R>(scale)});
+  double num = 0, den = 0;
+  for (long long row = 0; row < batch * n; ++row)
+    for (long long j = 0; j < n; ++j) {
+      const double want = x[row * n + j] * n * n * scale, got = real[row * ld + j];
+      num += (got - want) * (got - want), den += want * want;
+    }
+  EXPECT_LE(std::sqrt(num / den), sizeof(R) == 4 ? 3e-6 : 1e-13)
+      << "c2r n " << n << " C " << C << " batch " << batch << (in_place ? " in place" : "") << (H ? " halves" : "");
+}
+
 template <class R, int P, int Q>
 void check_r2c_tiles(long long batch) {
   constexpr int narrow = 64 / (2 * sizeof(R)), wide = 128 / (2 * sizeof(R));
   check_r2c<R, P, Q, narrow>(batch, false);
   check_r2c<R, P, Q, wide>(batch, true);
+  check_c2r<R, P, Q, narrow>(batch, true);
+  check_c2r<R, P, Q, wide>(batch, false);
   if constexpr (ax::halves_fit<R, P, Q, narrow>()) check_r2c<R, P, Q, narrow, true>(batch, true);
   if constexpr (ax::halves_fit<R, P, Q, wide>()) check_r2c<R, P, Q, wide, true>(batch, false);
+  if constexpr (ax::halves_fit<R, P, Q, narrow>()) check_c2r<R, P, Q, narrow, true>(batch, false);
+  if constexpr (ax::halves_fit<R, P, Q, wide>()) check_c2r<R, P, Q, wide, true>(batch, true);
 }
 }  // namespace
 
@@ -211,9 +284,9 @@ TEST(FftPlaneKernel, EveryKernelConfigurationMatchesTheDft) {
   check_tiles<double, 32, 32>(1);
 }
 
-// r2c planes (TESSERA_FFT_PLANE_KERNEL=on): every size, precision and tile, with halves where the
-// column tasks have them, in place and out.
-TEST(FftPlaneKernel, R2cConfigurationsMatchTheDft) {
+// r2c and c2r planes (TESSERA_FFT_PLANE_KERNEL=on): every size, precision and tile, with halves
+// where the column tasks have them, in place and out.
+TEST(FftPlaneKernel, R2cAndC2rConfigurationsMatchTheDft) {
   check_r2c_tiles<float, 16, 16>(3);
   check_r2c_tiles<double, 16, 16>(2);
   check_r2c_tiles<float, 32, 16>(2);

@@ -73,10 +73,10 @@ std::vector<config::Variable> Settings::variables() {
        "cuFFT; 1-D down adjacent columns: the pass alone): all, those with a fixed scale, or none"},
       {"TESSERA_FFT_AXIS_TILE", "128", "64 or 128", "bytes of a row each block of that pass takes"},
       {"TESSERA_FFT_PLANE_KERNEL", "auto", "auto, on or off (1, 0)",
-       "which GPU c2c and r2c plans over square planes of 256, 512 or 1024 (packed 2-D plans, the 2-D pass of split "
-       "3-D plans) run on Tessera's one-kernel 2-D FFT (each plane kept in L2 between its rows and columns: one HBM "
-       "pass) instead of a batched 2-D cuFFT: auto (c2c in single precision, planes of 256, and of 512 with "
-       "TESSERA_FFT_HALVES: where it is faster on an H200), on (all, r2c too), off"},
+       "which GPU plans over square planes of 256, 512 or 1024 (packed 2-D plans, the 2-D pass of split 3-D plans) "
+       "run on Tessera's one-kernel 2-D FFT (each plane kept in L2 between its rows and columns: one HBM pass) "
+       "instead of a batched 2-D cuFFT: auto (c2c in single precision, planes of 256, and of 512 with "
+       "TESSERA_FFT_HALVES: where it is faster on an H200), on (all, r2c and c2r too), off"},
       {"TESSERA_FFT_HALVES", "1", "0 or 1",
        "1: the FFT axis pass and plane kernel take their 32-point transforms in two halves through shared memory "
        "where a block's shared memory is 64 KiB or less (axes of 512): half the registers a thread, two blocks per SM; "

@@ -125,22 +125,21 @@ std::atomic<bool>& callback_refused(const PlanDesc& d) {
 // fixed scale rides on the pass's stores instead of a cuFFT store callback, and the two passes beat
 // one 3-D cuFFT plan (docs/performance/fft.md, History). `columns`: a 1-D c2c plan down adjacent
 // columns of rows `stride` apart (the distributed slab FFT's axis-0 stage, whole or a chunk of its
-// columns) is the pass alone. The pass's lengths only. `planes`: a packed 2-D c2c or r2c plan of
-// square planes is Tessera's plane kernel alone (fft_plane.hpp, TESSERA_FFT_PLANE_KERNEL), as is a
-// split c2c or r2c plan's 2-D pass.
+// columns) is the pass alone. The pass's lengths only. `planes`: a packed 2-D plan of square planes
+// is Tessera's plane kernel alone (fft_plane.hpp, TESSERA_FFT_PLANE_KERNEL), as is a split plan's
+// 2-D pass.
 enum class Form { cufft, split, columns, planes };
 
-// Whether a packed c2c or r2c plan's n1 x n2 planes run on the plane kernel: TESSERA_FFT_PLANE_KERNEL's
-// auto takes it where it beat the batched 2-D cuFFT on an H200 (c2c in single precision, planes of
-// 256, and of 512 whose 32-point FFTs go in halves; docs/performance/fft.md); r2c planes only with
-// `on` until they are measured.
+// Whether a packed plan's n1 x n2 planes run on the plane kernel: TESSERA_FFT_PLANE_KERNEL's auto
+// takes it where it beat the batched 2-D cuFFT on an H200 (c2c in single precision, planes of 256,
+// and of 512 whose 32-point FFTs go in halves; docs/performance/fft.md); r2c and c2r planes only
+// with `on` until they are measured.
 bool plane_kernel_for(const PlanDesc& d, long long n1, long long n2) {
   using Mode = Settings::FftPlaneKernel;
   const Settings& s = settings();
   const bool automatic = s.fft_plane_kernel == Mode::automatic && d.kind == Kind::c2c &&
                          d.precision == Precision::single && n1 == n2 && (n1 == 256 || (n1 == 512 && s.fft_halves));
-  return d.kind != Kind::c2r && (s.fft_plane_kernel == Mode::on || automatic) &&
-         plane_supported(n1, n2, s.fft_axis_tile, d.device.index());
+  return (s.fft_plane_kernel == Mode::on || automatic) && plane_supported(n1, n2, s.fft_axis_tile, d.device.index());
 }
 
 Form plan_form(const PlanDesc& d) {
@@ -163,7 +162,8 @@ Form plan_form(const PlanDesc& d) {
     p.store_scale = d.store_scale;
     return normalize(p) == d;
   };
-  if (d.rank == 2 && packed({d.n[0], d.n[1]}) &&
+  // (The c2r plane kernel overwrites its input: a plan that keeps it stays on cuFFT.)
+  if (d.rank == 2 && packed({d.n[0], d.n[1]}) && (d.kind != Kind::c2r || d.in_place || !d.preserve_input) &&
       plane_kernel_for(d, d.n[0], d.n[1]))
     return Form::planes;
   if (d.rank == 1) {
@@ -189,17 +189,17 @@ class CufftPlan final : public PlanBackend {
     if (form_ == Form::split) {
       try {
         tw_ = axis0_twiddles(d.n[0], d.precision == Precision::single);
-        // The 2-D pass on the plane kernel (c2c, r2c): its twiddles and counters, no cuFFT plan.
+        // The 2-D pass on the plane kernel: its twiddles and counters, no cuFFT plan.
         if (plane_kernel_for(d, d.n[1], d.n[2])) {
           tw_plane_ = d.n[1] == d.n[0] ? tw_ : axis0_twiddles(d.n[1], d.precision == Precision::single);
           plane_work_ = plane_work_bytes(d.n[0] * d.batch);
-          return;
+        } else {
+          // c2c: the 2-D pass runs in place on the output; c2r: from the pass's output to `out`;
+          // r2c: from `in` to `out`, then the axis pass in place there.
+          cu_ = normalize(make_desc(d.device, d.kind, d.precision, {d.n[1], d.n[2]}, d.n[0] * d.batch,
+                                    d.kind == Kind::c2c || d.in_place));
+          TESSERA_CHECK_CUFFT(make(false));
         }
-        // c2c: the 2-D pass runs in place on the output; c2r: from the pass's output to `out`;
-        // r2c: from `in` to `out`, then the axis pass in place there.
-        cu_ = normalize(make_desc(d.device, d.kind, d.precision, {d.n[1], d.n[2]}, d.n[0] * d.batch,
-                                  d.kind == Kind::c2c || d.in_place));
-        TESSERA_CHECK_CUFFT(make(false));
       } catch (...) {
         release();
         throw;
@@ -297,6 +297,9 @@ class CufftPlan final : public PlanBackend {
     if (d_.kind == Kind::r2c)
       return plane_r2c_fft_cuda(in, out, tw, single, n, batch, d_.in_place, scale, s.fft_axis_tile, s.fft_halves,
                                 work, stream);
+    if (d_.kind == Kind::c2r)  // (plan_form and execute_split give it an input it may overwrite)
+      return plane_c2r_fft_cuda(const_cast<void*>(in), out, tw, single, n, batch, d_.in_place, scale,
+                                s.fft_axis_tile, s.fft_halves, work, stream);
     plane_fft_cuda(in, out, tw, single, dir == Direction::backward, n, batch, scale, s.fft_axis_tile, s.fft_halves,
                    work, stream);
   }
@@ -340,10 +343,12 @@ class CufftPlan final : public PlanBackend {
       else run_cufft(in, out, dir, stream, work);
       return pass(out, out, dir, mult, cols, cols, d_.batch, d_.n[0] * cols, stream);
     }
-    // A preserving c2r's pass writes the copy that cuFFT may clobber; others run in place there.
+    // A preserving c2r's pass writes the copy that cuFFT (or the plane kernel) may overwrite; others
+    // run in place there. The plane kernel's counters follow that copy in the work area.
     void* mid = d_.kind == Kind::c2c ? out : copy_bytes_ ? work : in;
     pass(in, mid, dir, mult, cols, cols, d_.batch, d_.n[0] * cols, stream);
-    if (plane_work_) return planes(mid, out, dir, d_.n[0] * d_.batch, 1.0, work, stream);
+    if (plane_work_)
+      return planes(mid, out, dir, d_.n[0] * d_.batch, 1.0, static_cast<char*>(work) + copy_bytes_, stream);
     run_cufft(mid, out, dir, stream, work);
   }
 

@@ -169,8 +169,62 @@ void launch_kernel(const plane::R2cArgs<R>& a, void* work, cudaStream_t s) {
       a, a.batch * (a.n1 / C + (a.n2 / 2 + C) / C), work, s);
 }
 
+// ---- c2r planes (fft_plane.hpp): column tasks first (plane_task's first place), then row tasks.
+template <class R, int P, int Q, int C>
+constexpr int c2r_smem_bytes() {
+  constexpr int P2 = plane::r2c_p2(P * Q), Q2 = plane::r2c_q2(P * Q);
+  return std::max(C * P * Q, plane::c2r_row_tile_elements<P2, Q2, C>()) * static_cast<int>(sizeof(Cx<R>));
+}
+
+template <class R, int P, int Q, int C, bool H>
+__global__ void __launch_bounds__(block_threads<P, Q, C>(),
+                                  (H && axis0::two_blocks_fit_registers<R, P, Q, true>(block_threads<P, Q, C>()) ? 2 : 0))
+    plane_c2r_kernel(plane::C2rArgs<R> a, unsigned long long* next, unsigned* done) {
+  constexpr int P2 = plane::r2c_p2(P * Q), Q2 = plane::r2c_q2(P * Q);
+  extern __shared__ __align__(16) unsigned char raw[];
+  auto* sh = reinterpret_cast<Cx<R>*>(raw);
+  __shared__ unsigned long long ticket;
+  const long long row_tiles = a.n1 / C, col_tiles = (a.n2 / 2 + C) / C;
+  const long long total = a.batch * (row_tiles + col_tiles);
+  for (;;) {
+    if (threadIdx.x == 0) ticket = atomicAdd(next, 1ull);
+    __syncthreads();
+    const long long t = static_cast<long long>(ticket);
+    if (t >= total) return;
+    const plane::Task task = plane::plane_task(t, a.batch, col_tiles, row_tiles);
+    if (!task.columns) {  // the first stage: C columns of the spectrum
+      const axis0::Args<R> col = plane::c2r_column_args(a, task.plane);
+      axis0::phase1<R, P, Q, C, false, H>(threadIdx.x, task.tile * C, 0, col, sh);
+      __syncthreads();
+      axis0::phase2<R, P, Q, C, false, H>(threadIdx.x, task.tile * C, 0, col, sh);
+      __threadfence();  // every thread's columns are visible before the count says so
+      __syncthreads();
+      if (threadIdx.x == 0)
+        cuda::atomic_ref<unsigned, cuda::thread_scope_device>(done[task.plane])
+            .fetch_add(1u, cuda::memory_order_release);
+    } else {
+      if (threadIdx.x == 0)
+        while (rows_done(&done[task.plane]) < col_tiles) __nanosleep(64);
+      __syncthreads();
+      plane::c2r_rows_phase1<R, P2, Q2, C>(threadIdx.x, blockDim.x, task.plane, task.tile * C, a, sh);
+      __syncthreads();
+      plane::c2r_rows_phase2<R, P2, Q2, C>(threadIdx.x, a, sh);
+      __syncthreads();
+      plane::c2r_rows_phase3<R, P2, Q2, C>(threadIdx.x, task.plane, task.tile * C, a, sh);
+      __syncthreads();  // the shared memory and the ticket are reused by the next task
+    }
+  }
+}
+
+template <class R, int P, int Q, int C, bool H>
+void launch_kernel(const plane::C2rArgs<R>& a, void* work, cudaStream_t s) {
+  launch_persistent<plane_c2r_kernel<R, P, Q, C, H>, c2r_smem_bytes<R, P, Q, C>(), block_threads<P, Q, C>()>(
+      a, a.batch * (a.n1 / C + (a.n2 / 2 + C) / C), work, s);
+}
+
 // `halves` (TESSERA_FFT_HALVES) where the blocks' shared memory allows it (axis0::halves_fit); A
-// is the kind of planes (plane::Args: c2c, plane::R2cArgs: r2c), which picks the kernel.
+// is the kind of planes (plane::Args: c2c, plane::R2cArgs: r2c, plane::C2rArgs: c2r), which picks
+// the kernel.
 template <int P, int Q, int C, template <class> class A, class R>
 void launch(const A<R>& a, bool halves, void* work, cudaStream_t s) {
   if constexpr (axis0::halves_fit<R, P, Q, C>())
@@ -245,6 +299,23 @@ void plane_r2c_fft_cuda(const void* in, void* out, const void* tw, bool single, 
     const auto* t = static_cast<const Cx<double>*>(tw);
     dispatch(plane::R2cArgs<double>{static_cast<const double*>(in), static_cast<Cx<double>*>(out), t, t, n, n, batch,
                                     in_ld, scale},
+             tile_bytes, halves, work, s);
+  }
+}
+
+void plane_c2r_fft_cuda(void* in, void* out, const void* tw, bool single, long long n, long long batch,
+                        bool in_place, double scale, int tile_bytes, bool halves, void* work, cudaStream_t s) {
+  if (batch <= 0) return;
+  const long long out_ld = in_place ? 2 * (n / 2 + 1) : n;
+  if (single) {
+    const auto* t = static_cast<const Cx<float>*>(tw);
+    dispatch(plane::C2rArgs<float>{static_cast<Cx<float>*>(in), static_cast<float*>(out), t, t, n, n, batch, out_ld,
+                                   static_cast<float>(scale)},
+             tile_bytes, halves, work, s);
+  } else {
+    const auto* t = static_cast<const Cx<double>*>(tw);
+    dispatch(plane::C2rArgs<double>{static_cast<Cx<double>*>(in), static_cast<double*>(out), t, t, n, n, batch,
+                                    out_ld, scale},
              tile_bytes, halves, work, s);
   }
 }

@@ -225,4 +225,91 @@ TESSERA_HD inline axis0::Args<R> r2c_column_args(const R2cArgs<R>& a, long long 
   return axis0::Args<R>{plane, plane, a.tw1, cols, cols, 0, a.scale, false, {}, -1};
 }
 
+// ---- c2r planes (backward): n1 rows of M + 1 complex (overwritten) to n1 rows of n2 reals ----
+// The r2c kernel the other way round: column tasks first (the c2c backward down the M + 1 columns,
+// in place in `in`), then row tasks, which tangle each row's spectrum into the M complex values
+// Z_q = A_q + i B_q, A_q = X_q + conj X_(M-q), B_q = (X_q - conj X_(M-q)) conj W_n2^q (A and B the
+// spectra of the even and odd reals), take their M-point backward FFT z (conj FFT conj) with the
+// four-step split, and store x_2m = Re z_m, x_2m+1 = Im z_m times the scale. In ticket order the
+// column tasks take plane_task's first place (its "rows") and the row tasks its second.
+template <class R>
+struct C2rArgs {
+  Cx<R>* in;  // batch planes of n1 rows of M + 1, which the column tasks overwrite
+  R* out;
+  const Cx<R>* tw1;  // of n1 (the columns)
+  const Cx<R>* tw2;  // of n2 (the rows)
+  long long n1, n2, batch;
+  long long out_ld;  // reals from one output row to the next: n2, or 2 (M + 1) in place
+  R scale = R(1);
+};
+
+// Shared memory of a c2r row task: the tangled rows (R rows of M), then the four-step's slots.
+template <int P2, int Q2, int RT>
+constexpr int c2r_row_tile_elements() { return RT * P2 * Q2 + RT * Q2 * (P2 + 1); }
+
+// Threads of `threads` take the pairs (q, M - q), q <= M/2, of the tile's rows in turn and write
+// conj Z_q and conj Z_(M-q) in row order to the front of `sh`.
+template <class R, int P2, int Q2, int RT>
+TESSERA_HD inline void c2r_rows_phase1(int t, int threads, long long p, long long row0, const C2rArgs<R>& a,
+                                       Cx<R>* sh) {
+  constexpr int M = P2 * Q2, pairs = M / 2 + 1;
+  for (int i = t; i < RT * pairs; i += threads) {
+    const int r = i / pairs, k = i % pairs;
+    const Cx<R>* x = a.in + (p * a.n1 + row0 + r) * (M + 1);
+    const auto tangled = [&](int q) {  // conj Z_q, from L2: the column tasks wrote it during this kernel
+      const Cx<R> xq = axis0::load<true>(x + q), xm = axis0::load<true>(x + M - q), w = a.tw2[q];
+      const Cx<R> sum{xq.x + xm.x, xq.y - xm.y}, b = axis0::mul(Cx<R>{xq.x - xm.x, xq.y + xm.y}, Cx<R>{w.x, -w.y});
+      return Cx<R>{sum.x - b.y, -(sum.y + b.x)};
+    };
+    sh[r * M + k] = tangled(k);
+    if (k != 0 && k != M - k) sh[r * M + M - k] = tangled(M - k);
+  }
+}
+
+// Thread (r, j1): the Q2-point FFT of conj Z_(j1 + P2 j), twiddled into the slots [k2][j1] after
+// the tangled rows.
+template <class R, int P2, int Q2, int RT>
+TESSERA_HD inline void c2r_rows_phase2(int t, const C2rArgs<R>& a, Cx<R>* sh) {
+  constexpr int M = P2 * Q2;
+  if (t >= RT * P2) return;
+  const int r = t / P2, j1 = t % P2;
+  const Cx<R>* z = sh + r * M + j1;
+  Cx<R> v[Q2];
+#pragma unroll
+  for (int j = 0; j < Q2; ++j) v[j] = z[P2 * j];
+  axis0::fft_registers<Q2>(v);
+  Cx<R>* slots = sh + RT * M + r * (Q2 * (P2 + 1)) + j1;
+#pragma unroll
+  for (int k2 = 0; k2 < Q2; ++k2) slots[k2 * (P2 + 1)] = k2 == 0 ? v[k2] : axis0::mul(v[k2], a.tw2[2 * j1 * k2]);
+}
+
+// Thread (r, k2): the P2-point FFT over its slots, then z_m = conj of element m = k2 + Q2 k1, stored
+// as the reals 2m and 2m + 1 of its row times the scale.
+template <class R, int P2, int Q2, int RT>
+TESSERA_HD inline void c2r_rows_phase3(int t, long long p, long long row0, const C2rArgs<R>& a, const Cx<R>* sh) {
+  constexpr int M = P2 * Q2;
+  if (t >= RT * Q2) return;
+  const int r = t / Q2, k2 = t % Q2;
+  const Cx<R>* slots = sh + RT * M + r * (Q2 * (P2 + 1)) + k2 * (P2 + 1);
+  Cx<R> v[P2];
+#pragma unroll
+  for (int j1 = 0; j1 < P2; ++j1) v[j1] = slots[j1];
+  axis0::fft_registers<P2>(v);
+  R* dst = a.out + (p * a.n1 + row0 + r) * a.out_ld + 2 * k2;
+#pragma unroll
+  for (int k1 = 0; k1 < P2; ++k1) {
+    dst[2 * Q2 * k1] = v[k1].x * a.scale;
+    dst[2 * Q2 * k1 + 1] = -v[k1].y * a.scale;
+  }
+}
+
+// The column task's view of c2r plane p: the c2c backward down the M + 1 columns of its input, in
+// place.
+template <class R>
+TESSERA_HD inline axis0::Args<R> c2r_column_args(const C2rArgs<R>& a, long long p) {
+  const long long cols = a.n2 / 2 + 1;
+  Cx<R>* plane = a.in + p * a.n1 * cols;
+  return axis0::Args<R>{plane, plane, a.tw1, cols, cols, 0, R(1), true, {}, -1};
+}
+
 }  // namespace tessera::local::fft::detail::plane

@@ -1,4 +1,4 @@
-// Internal (CUDA backend): the one-kernel 2-D c2c and r2c FFTs of packed planes (fft_plane.hpp).
+// Internal (CUDA backend): the one-kernel 2-D c2c, r2c and c2r FFTs of packed planes (fft_plane.hpp).
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -22,6 +22,11 @@ void plane_fft_cuda(const void* in, void* out, const void* twiddles, bool single
 // the complex type), times `scale`; the rest as plane_fft_cuda's. Square planes of 256, 512 or
 // 1024 (plane_supported).
 void plane_r2c_fft_cuda(const void* in, void* out, const void* twiddles, bool single, long long n, long long batch,
+                        bool in_place, double scale, int tile_bytes, bool halves, void* work, cudaStream_t s);
+// The c2r backward of `batch` packed planes of n rows of n/2 + 1 complex at `in`, which it
+// overwrites, to n real rows of n (or, in place, 2 (n/2 + 1)) at `out`, times `scale`; the rest as
+// plane_r2c_fft_cuda's.
+void plane_c2r_fft_cuda(void* in, void* out, const void* twiddles, bool single, long long n, long long batch,
                         bool in_place, double scale, int tile_bytes, bool halves, void* work, cudaStream_t s);
 
 }  // namespace tessera::local::fft::detail

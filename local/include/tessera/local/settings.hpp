@@ -36,13 +36,13 @@ struct Settings {
   FftAxisKernel fft_axis_kernel = FftAxisKernel::all;
   // TESSERA_FFT_AXIS_TILE: bytes of a row a block of that pass takes, 64 or 128 (faster).
   int fft_axis_tile = 128;
-  // TESSERA_FFT_PLANE_KERNEL: which GPU c2c and r2c plans over square planes of 256, 512 or 1024
-  // (packed 2-D plans, the 2-D pass of split 3-D plans) run on Tessera's one-kernel 2-D FFT, which
-  // keeps each plane in L2 between its rows and its columns (one pass over HBM where a batched 2-D
-  // cuFFT makes two), instead of the 2-D cuFFT: "auto" (c2c in single precision, planes of 256, and
-  // of 512 where their 32-point FFTs go in halves: where it was faster on an H200,
-  // docs/performance/fft.md), "on" (every plane it supports, r2c ones too), "off". 1 and 0 read as
-  // on and off.
+  // TESSERA_FFT_PLANE_KERNEL: which GPU plans over square planes of 256, 512 or 1024 (packed 2-D
+  // plans, the 2-D pass of split 3-D plans) run on Tessera's one-kernel 2-D FFT, which keeps each
+  // plane in L2 between its rows and its columns (one pass over HBM where a batched 2-D cuFFT makes
+  // two), instead of the 2-D cuFFT: "auto" (c2c in single precision, planes of 256, and of 512
+  // where their 32-point FFTs go in halves: where it was faster on an H200,
+  // docs/performance/fft.md), "on" (every plane it supports, r2c and c2r ones too), "off". 1 and 0
+  // read as on and off.
   enum class FftPlaneKernel : int { off, automatic, on };
   FftPlaneKernel fft_plane_kernel = FftPlaneKernel::automatic;
   // TESSERA_FFT_HALVES: the axis pass and the plane kernel take their 32-point FFTs in two halves
