@@ -9,6 +9,8 @@
 #include <random>
 #include <set>
 #include <tuple>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "dft_reference.hpp"
@@ -115,114 +117,47 @@ void check_tiles(long long batch) {
   check_halves<R, P, Q, 128 / (2 * sizeof(R))>(batch, true, true);
 }
 
-// The r2c kernel's blocks, as emulate's: row tasks in three phases, then the c2c column phases.
-template <class R, int P, int Q, int C, bool H>
-void emulate_r2c(const pl::R2cArgs<R>& a) {
+// The r2c and c2r kernels' blocks, task by task as emulate's: the c2c column phases, and row tasks
+// in three phases; r2c takes a plane's rows first in ticket order, c2r its columns.
+template <class R, int P, int Q, int C, bool H, class A>
+void emulate_real(const A& a) {
+  constexpr bool r2c = std::is_same_v<A, pl::R2cArgs<R>>;
   constexpr int P2 = pl::r2c_p2(P * Q), Q2 = pl::r2c_q2(P * Q), threads = C * P;
+  constexpr int row_tile = r2c ? pl::r2c_row_tile_elements<P2, Q2, C>() : pl::c2r_row_tile_elements<P2, Q2, C>();
   const long long row_tiles = a.n1 / C, col_tiles = (a.n2 / 2 + C) / C;
-  std::vector<ax::Cx<R>> sh(std::max(C * P * Q, pl::r2c_row_tile_elements<P2, Q2, C>()));
+  std::vector<ax::Cx<R>> sh(std::max(C * P * Q, row_tile));
   const auto each_thread = [](bool reverse, const auto& f) {
     for (int i = 0; i < threads; ++i) f(reverse ? threads - 1 - i : i);
   };
   for (long long t = 0; t < a.batch * (row_tiles + col_tiles); ++t) {
-    const pl::Task k = pl::plane_task(t, a.batch, row_tiles, col_tiles);
+    const pl::Task k = r2c ? pl::plane_task(t, a.batch, row_tiles, col_tiles)
+                           : pl::plane_task(t, a.batch, col_tiles, row_tiles);
     const bool reverse = t % 2 == 1;
-    if (!k.columns) {
-      each_thread(reverse, [&](int i) { pl::r2c_rows_phase1<R, P2, Q2, C>(i, k.plane, k.tile * C, a, sh.data()); });
+    const long long p = k.plane, row0 = k.tile * C;
+    if (k.columns == r2c) {  // r2c: the second stage; c2r: the first
+      const ax::Args<R> col = [&] {
+        if constexpr (r2c) return pl::r2c_column_args(a, p);
+        else return pl::c2r_column_args(a, p);
+      }();
+      each_thread(reverse, [&](int i) { ax::phase1<R, P, Q, C, true, H>(i, k.tile * C, 0, col, sh.data()); });
+      each_thread(reverse, [&](int i) { ax::phase2<R, P, Q, C, false, H>(i, k.tile * C, 0, col, sh.data()); });
+    } else if constexpr (r2c) {
+      each_thread(reverse, [&](int i) { pl::r2c_rows_phase1<R, P2, Q2, C>(i, p, row0, a, sh.data()); });
       each_thread(reverse, [&](int i) { pl::r2c_rows_phase2<R, P2, Q2, C>(i, a, sh.data()); });
-      each_thread(reverse,
-                  [&](int i) { pl::r2c_rows_phase3<R, P2, Q2, C>(i, threads, k.plane, k.tile * C, a, sh.data()); });
+      each_thread(reverse, [&](int i) { pl::r2c_rows_phase3<R, P2, Q2, C>(i, threads, p, row0, a, sh.data()); });
     } else {
-      const ax::Args<R> col = pl::r2c_column_args(a, k.plane);
-      each_thread(reverse, [&](int i) { ax::phase1<R, P, Q, C, true, H>(i, k.tile * C, 0, col, sh.data()); });
-      each_thread(reverse, [&](int i) { ax::phase2<R, P, Q, C, false, H>(i, k.tile * C, 0, col, sh.data()); });
-    }
-  }
-}
-
-// r2c planes against a 2-D DFT of the real data (its first n/2 + 1 columns), out of place (rows
-// of n reals) and in place (rows padded to 2 (n/2 + 1) reals, the output over them).
-template <class R, int P, int Q, int C, bool H = false>
-void check_r2c(long long batch, bool in_place) {
-  constexpr long long n = P * Q, m = n / 2 + 1;
-  const long long ld = in_place ? 2 * m : n;
-  const double scale = 0.5;
-  std::mt19937 gen(11);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<double> x(batch * n * n);
-  for (auto& v : x) v = u(gen);
-  std::vector<ax::Cx<R>> y(batch * n * m, {R(7), R(7)});
-  std::vector<R> in(in_place ? 0 : batch * n * ld);
-  R* real = in_place ? reinterpret_cast<R*>(y.data()) : in.data();
-  for (long long r = 0; r < batch * n; ++r)
-    for (long long j = 0; j < n; ++j) real[r * ld + j] = static_cast<R>(x[r * n + j]);
-  const auto tw = ax::twiddle_table<R>(n);
-  emulate_r2c<R, P, Q, C, H>(
-      pl::R2cArgs<R>{real, y.data(), tw.data(), tw.data(), n, n, batch, ld, static_cast<R>(scale)});
-  std::vector<double> re(n), im(n);
-  std::vector<double> sr(batch * n * n), si(batch * n * n);
-  const tessera::testing::ReferenceDft<double> dft(n, -1);
-  for (long long b = 0; b < batch; ++b) {
-    for (long long r = 0; r < n; ++r) {  // rows of reals as the rows the reference takes (as they were read)
-      for (long long j = 0; j < n; ++j) re[j] = static_cast<double>(static_cast<R>(x[(b * n + r) * n + j])), im[j] = 0;
-      dft(re, im);
-      for (long long j = 0; j < n; ++j) sr[(b * n + r) * n + j] = re[j], si[(b * n + r) * n + j] = im[j];
-    }
-    for (long long c = 0; c < m; ++c) {
-      for (long long r = 0; r < n; ++r) re[r] = sr[(b * n + r) * n + c], im[r] = si[(b * n + r) * n + c];
-      dft(re, im);
-      for (long long r = 0; r < n; ++r) sr[(b * n + r) * n + c] = re[r], si[(b * n + r) * n + c] = im[r];
-    }
-  }
-  double num = 0, den = 0;
-  for (long long b = 0; b < batch; ++b)
-    for (long long r = 0; r < n; ++r)
-      for (long long c = 0; c < m; ++c) {
-        const long long at = (b * n + r) * n + c;
-        const std::complex<double> want(sr[at] * scale, si[at] * scale);
-        const auto& g = y[(b * n + r) * m + c];
-        num += std::norm(std::complex<double>(g.x, g.y) - want), den += std::norm(want);
-      }
-  EXPECT_LE(std::sqrt(num / den), sizeof(R) == 4 ? 3e-6 : 1e-14)
-      << "r2c n " << n << " C " << C << " batch " << batch << (in_place ? " in place" : "") << (H ? " halves" : "");
-}
-
-// The c2r kernel's blocks: column tasks (first in ticket order), then row tasks in three phases.
-template <class R, int P, int Q, int C, bool H>
-void emulate_c2r(const pl::C2rArgs<R>& a) {
-  constexpr int P2 = pl::r2c_p2(P * Q), Q2 = pl::r2c_q2(P * Q), threads = C * P;
-  const long long row_tiles = a.n1 / C, col_tiles = (a.n2 / 2 + C) / C;
-  std::vector<ax::Cx<R>> sh(std::max(C * P * Q, pl::c2r_row_tile_elements<P2, Q2, C>()));
-  const auto each_thread = [](bool reverse, const auto& f) {
-    for (int i = 0; i < threads; ++i) f(reverse ? threads - 1 - i : i);
-  };
-  for (long long t = 0; t < a.batch * (row_tiles + col_tiles); ++t) {
-    const pl::Task k = pl::plane_task(t, a.batch, col_tiles, row_tiles);
-    const bool reverse = t % 2 == 1;
-    if (!k.columns) {  // the first stage: columns
-      const ax::Args<R> col = pl::c2r_column_args(a, k.plane);
-      each_thread(reverse, [&](int i) { ax::phase1<R, P, Q, C, true, H>(i, k.tile * C, 0, col, sh.data()); });
-      each_thread(reverse, [&](int i) { ax::phase2<R, P, Q, C, false, H>(i, k.tile * C, 0, col, sh.data()); });
-    } else {
-      each_thread(reverse,
-                  [&](int i) { pl::c2r_rows_phase1<R, P2, Q2, C>(i, threads, k.plane, k.tile * C, a, sh.data()); });
+      each_thread(reverse, [&](int i) { pl::c2r_rows_phase1<R, P2, Q2, C>(i, threads, p, row0, a, sh.data()); });
       each_thread(reverse, [&](int i) { pl::c2r_rows_phase2<R, P2, Q2, C>(i, a, sh.data()); });
-      each_thread(reverse, [&](int i) { pl::c2r_rows_phase3<R, P2, Q2, C>(i, k.plane, k.tile * C, a, sh.data()); });
+      each_thread(reverse, [&](int i) { pl::c2r_rows_phase3<R, P2, Q2, C>(i, p, row0, a, sh.data()); });
     }
   }
 }
 
-// c2r planes: the spectrum of random reals (r2c's reference, so that it is Hermitian where a c2r
-// reads it: the imaginary parts of columns 0 and n/2 then vanish) back to n^2 times those reals
-// times the scale, out of place and in place.
-template <class R, int P, int Q, int C, bool H = false>
-void check_c2r(long long batch, bool in_place) {
-  constexpr long long n = P * Q, m = n / 2 + 1;
-  const double scale = 0.5;
-  std::mt19937 gen(13);
-  std::uniform_real_distribution<double> u(-1, 1);
-  std::vector<double> x(batch * n * n), re(n), im(n), sr(batch * n * n), si(batch * n * n);
-  for (auto& v : x) v = u(gen);
+// The first n/2 + 1 columns of the 2-D DFT of `batch` n x n planes of reals (rows, then columns),
+// in double, in rows of n: (real parts, imaginary parts).
+std::pair<std::vector<double>, std::vector<double>> real_spectrum(const std::vector<double>& x, long long batch,
+                                                                  long long n) {
+  std::vector<double> sr(batch * n * n), si(batch * n * n), re(n), im(n);
   const tessera::testing::ReferenceDft<double> dft(n, -1);
   for (long long b = 0; b < batch; ++b) {
     for (long long r = 0; r < n; ++r) {
@@ -230,12 +165,61 @@ void check_c2r(long long batch, bool in_place) {
       dft(re, im);
       for (long long j = 0; j < n; ++j) sr[(b * n + r) * n + j] = re[j], si[(b * n + r) * n + j] = im[j];
     }
-    for (long long c = 0; c < m; ++c) {
+    for (long long c = 0; c <= n / 2; ++c) {
       for (long long r = 0; r < n; ++r) re[r] = sr[(b * n + r) * n + c], im[r] = si[(b * n + r) * n + c];
       dft(re, im);
       for (long long r = 0; r < n; ++r) sr[(b * n + r) * n + c] = re[r], si[(b * n + r) * n + c] = im[r];
     }
   }
+  return {std::move(sr), std::move(si)};
+}
+
+// Random reals, rounded to R (what the kernels read).
+template <class R>
+std::vector<double> random_reals(long long count, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> x(count);
+  for (auto& v : x) v = static_cast<double>(static_cast<R>(u(gen)));
+  return x;
+}
+
+// r2c planes against the reference, out of place (rows of n reals) and in place (rows padded to
+// 2 (n/2 + 1) reals, the output over them).
+template <class R, int P, int Q, int C, bool H = false>
+void check_r2c(long long batch, bool in_place) {
+  constexpr long long n = P * Q, m = n / 2 + 1;
+  const long long ld = in_place ? 2 * m : n;
+  const double scale = 0.5;
+  const auto x = random_reals<R>(batch * n * n, 11);
+  std::vector<ax::Cx<R>> y(batch * n * m, {R(7), R(7)});
+  std::vector<R> in(in_place ? 0 : batch * n * ld);
+  R* real = in_place ? reinterpret_cast<R*>(y.data()) : in.data();
+  for (long long r = 0; r < batch * n; ++r)
+    for (long long j = 0; j < n; ++j) real[r * ld + j] = static_cast<R>(x[r * n + j]);
+  const auto tw = ax::twiddle_table<R>(n);
+  emulate_real<R, P, Q, C, H>(
+      pl::R2cArgs<R>{real, y.data(), tw.data(), tw.data(), n, n, batch, ld, static_cast<R>(scale)});
+  const auto [sr, si] = real_spectrum(x, batch, n);
+  double num = 0, den = 0;
+  for (long long row = 0; row < batch * n; ++row)
+    for (long long c = 0; c < m; ++c) {
+      const std::complex<double> want(sr[row * n + c] * scale, si[row * n + c] * scale);
+      const auto& g = y[row * m + c];
+      num += std::norm(std::complex<double>(g.x, g.y) - want), den += std::norm(want);
+    }
+  EXPECT_LE(std::sqrt(num / den), sizeof(R) == 4 ? 3e-6 : 1e-14)
+      << "r2c n " << n << " C " << C << " batch " << batch << (in_place ? " in place" : "") << (H ? " halves" : "");
+}
+
+// c2r planes: the spectrum of random reals (the reference's, so Hermitian where a c2r reads it)
+// back to n^2 times those reals times the scale, out of place and in place.
+template <class R, int P, int Q, int C, bool H = false>
+void check_c2r(long long batch, bool in_place) {
+  constexpr long long n = P * Q, m = n / 2 + 1;
+  const double scale = 0.5;
+  const auto x = random_reals<R>(batch * n * n, 13);
+  const auto [sr, si] = real_spectrum(x, batch, n);
   std::vector<ax::Cx<R>> spec(batch * n * m);
   for (long long row = 0; row < batch * n; ++row)
     for (long long c = 0; c < m; ++c)
@@ -244,7 +228,7 @@ void check_c2r(long long batch, bool in_place) {
   std::vector<R> out(in_place ? 0 : batch * n * ld, R(7));
   R* real = in_place ? reinterpret_cast<R*>(spec.data()) : out.data();
   const auto tw = ax::twiddle_table<R>(n);
-  emulate_c2r<R, P, Q, C, H>(
+  emulate_real<R, P, Q, C, H>(
       pl::C2rArgs<R>{spec.data(), real, tw.data(), tw.data(), n, n, batch, ld, static_cast<R>(scale)});
   double num = 0, den = 0;
   for (long long row = 0; row < batch * n; ++row)
