@@ -25,7 +25,7 @@ SCALE = {"byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12,
          "nsecond": 1e-9, "usecond": 1e-6, "msecond": 1e-3, "second": 1, "ns": 1e-9, "us": 1e-6, "ms": 1e-3,
          "s": 1}
 # The kernels of a transform: Tessera's passes and cuFFT's (whose kernel names contain "fft").
-FFT_KERNELS = ("axis0_kernel", "plane_kernel", "plane_r2c_kernel", "plane_c2r_kernel", "fft")
+FFT_KERNELS = ("axis0_kernel", "plane_kernel", "plane_real_kernel", "fft")
 
 
 def kernels(lines):

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "fft_plane.hpp"
@@ -113,113 +114,92 @@ void launch_kernel(const plane::Args<R>& a, void* work, cudaStream_t s) {
       a, a.batch * 2 * (a.n1 / C), work, s);
 }
 
-// ---- r2c planes (fft_plane.hpp): row tasks of C real rows (M-point FFTs, then the untangling),
-// column tasks of C of the M + 1 output columns. Square planes n x n, n = P * Q. The loop is the
-// c2c kernel's, written out again rather than shared: the c2c kernel's code stays as it was
-// measured (a shared helper changed its register counts).
-template <class R, int P, int Q, int C>
-constexpr int r2c_smem_bytes() {
+// ---- r2c and c2r planes (fft_plane.hpp): row tasks of C real rows (M-point FFTs and the
+// untangling), column tasks of C of the M + 1 spectrum columns; r2c takes a plane's rows first, c2r
+// its columns. Square planes n x n, n = P * Q. The loop is the c2c kernel's, written out again
+// rather than shared: the c2c kernel's code stays as it was measured (a shared helper changed its
+// register counts).
+template <class A, class R, int P, int Q, int C>
+constexpr int real_smem_bytes() {
   constexpr int P2 = plane::r2c_p2(P * Q), Q2 = plane::r2c_q2(P * Q);
-  return std::max(C * P * Q, plane::r2c_row_tile_elements<P2, Q2, C>()) * static_cast<int>(sizeof(Cx<R>));
+  constexpr int rows = std::is_same_v<A, plane::R2cArgs<R>> ? plane::r2c_row_tile_elements<P2, Q2, C>()
+                                                            : plane::c2r_row_tile_elements<P2, Q2, C>();
+  return std::max(C * P * Q, rows) * static_cast<int>(sizeof(Cx<R>));
 }
 
-template <class R, int P, int Q, int C, bool H>
+// A row task of real plane p (rows [row0, row0 + C)): three phases between barriers.
+template <class A, class R, int P2, int Q2, int C>
+__device__ void real_rows(long long p, long long row0, const A& a, Cx<R>* sh) {
+  if constexpr (std::is_same_v<A, plane::R2cArgs<R>>) {
+    plane::r2c_rows_phase1<R, P2, Q2, C>(threadIdx.x, p, row0, a, sh);
+    __syncthreads();
+    plane::r2c_rows_phase2<R, P2, Q2, C>(threadIdx.x, a, sh);
+    __syncthreads();
+    plane::r2c_rows_phase3<R, P2, Q2, C>(threadIdx.x, blockDim.x, p, row0, a, sh);
+  } else {
+    plane::c2r_rows_phase1<R, P2, Q2, C>(threadIdx.x, blockDim.x, p, row0, a, sh);
+    __syncthreads();
+    plane::c2r_rows_phase2<R, P2, Q2, C>(threadIdx.x, a, sh);
+    __syncthreads();
+    plane::c2r_rows_phase3<R, P2, Q2, C>(threadIdx.x, p, row0, a, sh);
+  }
+}
+
+// A column task of real plane p: the c2c phases over its spectrum's columns [col0, col0 + C)
+// (r2c's read what this kernel's row tasks wrote: from L2).
+template <class A, class R, int P, int Q, int C, bool H>
+__device__ void real_columns(long long p, long long col0, const A& a, Cx<R>* sh) {
+  constexpr bool r2c = std::is_same_v<A, plane::R2cArgs<R>>;
+  axis0::Args<R> col;
+  if constexpr (r2c) col = plane::r2c_column_args(a, p);
+  else col = plane::c2r_column_args(a, p);
+  axis0::phase1<R, P, Q, C, r2c, H>(threadIdx.x, col0, 0, col, sh);
+  __syncthreads();
+  axis0::phase2<R, P, Q, C, false, H>(threadIdx.x, col0, 0, col, sh);
+}
+
+template <class A, class R, int P, int Q, int C, bool H>
 __global__ void __launch_bounds__(block_threads<P, Q, C>(),
                                   (H && axis0::two_blocks_fit_registers<R, P, Q, true>(block_threads<P, Q, C>()) ? 2 : 0))
-    plane_r2c_kernel(plane::R2cArgs<R> a, unsigned long long* next, unsigned* done) {
+    plane_real_kernel(A a, unsigned long long* next, unsigned* done) {
+  constexpr bool r2c = std::is_same_v<A, plane::R2cArgs<R>>;
   constexpr int P2 = plane::r2c_p2(P * Q), Q2 = plane::r2c_q2(P * Q);
   extern __shared__ __align__(16) unsigned char raw[];
   auto* sh = reinterpret_cast<Cx<R>*>(raw);
   __shared__ unsigned long long ticket;
   const long long row_tiles = a.n1 / C, col_tiles = (a.n2 / 2 + C) / C;
+  const long long first = r2c ? row_tiles : col_tiles, second = r2c ? col_tiles : row_tiles;
   const long long total = a.batch * (row_tiles + col_tiles);
   for (;;) {
     if (threadIdx.x == 0) ticket = atomicAdd(next, 1ull);
     __syncthreads();
     const long long t = static_cast<long long>(ticket);
     if (t >= total) return;
-    const plane::Task task = plane::plane_task(t, a.batch, row_tiles, col_tiles);
-    if (!task.columns) {
-      plane::r2c_rows_phase1<R, P2, Q2, C>(threadIdx.x, task.plane, task.tile * C, a, sh);
-      __syncthreads();
-      plane::r2c_rows_phase2<R, P2, Q2, C>(threadIdx.x, a, sh);
-      __syncthreads();
-      plane::r2c_rows_phase3<R, P2, Q2, C>(threadIdx.x, blockDim.x, task.plane, task.tile * C, a, sh);
-      __threadfence();  // every thread's rows are visible before the count says so
+    const plane::Task task = plane::plane_task(t, a.batch, first, second);
+    if (!task.columns) {  // the first stage: r2c's rows, c2r's columns
+      if constexpr (r2c) real_rows<A, R, P2, Q2, C>(task.plane, task.tile * C, a, sh);
+      else real_columns<A, R, P, Q, C, H>(task.plane, task.tile * C, a, sh);
+      __threadfence();  // every thread's stores are visible before the count says so
       __syncthreads();
       if (threadIdx.x == 0)
         cuda::atomic_ref<unsigned, cuda::thread_scope_device>(done[task.plane])
             .fetch_add(1u, cuda::memory_order_release);
     } else {
       if (threadIdx.x == 0)
-        while (rows_done(&done[task.plane]) < row_tiles) __nanosleep(64);
+        while (rows_done(&done[task.plane]) < first) __nanosleep(64);
       __syncthreads();
-      const axis0::Args<R> col = plane::r2c_column_args(a, task.plane);
-      axis0::phase1<R, P, Q, C, true, H>(threadIdx.x, task.tile * C, 0, col, sh);
-      __syncthreads();
-      axis0::phase2<R, P, Q, C, false, H>(threadIdx.x, task.tile * C, 0, col, sh);
+      if constexpr (r2c) real_columns<A, R, P, Q, C, H>(task.plane, task.tile * C, a, sh);
+      else real_rows<A, R, P2, Q2, C>(task.plane, task.tile * C, a, sh);
       __syncthreads();  // the shared memory and the ticket are reused by the next task
     }
   }
 }
 
-template <class R, int P, int Q, int C, bool H>
-void launch_kernel(const plane::R2cArgs<R>& a, void* work, cudaStream_t s) {
-  launch_persistent<plane_r2c_kernel<R, P, Q, C, H>, r2c_smem_bytes<R, P, Q, C>(), block_threads<P, Q, C>()>(
-      a, a.batch * (a.n1 / C + (a.n2 / 2 + C) / C), work, s);
-}
-
-// ---- c2r planes (fft_plane.hpp): column tasks first (plane_task's first place), then row tasks.
-template <class R, int P, int Q, int C>
-constexpr int c2r_smem_bytes() {
-  constexpr int P2 = plane::r2c_p2(P * Q), Q2 = plane::r2c_q2(P * Q);
-  return std::max(C * P * Q, plane::c2r_row_tile_elements<P2, Q2, C>()) * static_cast<int>(sizeof(Cx<R>));
-}
-
-template <class R, int P, int Q, int C, bool H>
-__global__ void __launch_bounds__(block_threads<P, Q, C>(),
-                                  (H && axis0::two_blocks_fit_registers<R, P, Q, true>(block_threads<P, Q, C>()) ? 2 : 0))
-    plane_c2r_kernel(plane::C2rArgs<R> a, unsigned long long* next, unsigned* done) {
-  constexpr int P2 = plane::r2c_p2(P * Q), Q2 = plane::r2c_q2(P * Q);
-  extern __shared__ __align__(16) unsigned char raw[];
-  auto* sh = reinterpret_cast<Cx<R>*>(raw);
-  __shared__ unsigned long long ticket;
-  const long long row_tiles = a.n1 / C, col_tiles = (a.n2 / 2 + C) / C;
-  const long long total = a.batch * (row_tiles + col_tiles);
-  for (;;) {
-    if (threadIdx.x == 0) ticket = atomicAdd(next, 1ull);
-    __syncthreads();
-    const long long t = static_cast<long long>(ticket);
-    if (t >= total) return;
-    const plane::Task task = plane::plane_task(t, a.batch, col_tiles, row_tiles);
-    if (!task.columns) {  // the first stage: C columns of the spectrum
-      const axis0::Args<R> col = plane::c2r_column_args(a, task.plane);
-      axis0::phase1<R, P, Q, C, false, H>(threadIdx.x, task.tile * C, 0, col, sh);
-      __syncthreads();
-      axis0::phase2<R, P, Q, C, false, H>(threadIdx.x, task.tile * C, 0, col, sh);
-      __threadfence();  // every thread's columns are visible before the count says so
-      __syncthreads();
-      if (threadIdx.x == 0)
-        cuda::atomic_ref<unsigned, cuda::thread_scope_device>(done[task.plane])
-            .fetch_add(1u, cuda::memory_order_release);
-    } else {
-      if (threadIdx.x == 0)
-        while (rows_done(&done[task.plane]) < col_tiles) __nanosleep(64);
-      __syncthreads();
-      plane::c2r_rows_phase1<R, P2, Q2, C>(threadIdx.x, blockDim.x, task.plane, task.tile * C, a, sh);
-      __syncthreads();
-      plane::c2r_rows_phase2<R, P2, Q2, C>(threadIdx.x, a, sh);
-      __syncthreads();
-      plane::c2r_rows_phase3<R, P2, Q2, C>(threadIdx.x, task.plane, task.tile * C, a, sh);
-      __syncthreads();  // the shared memory and the ticket are reused by the next task
-    }
-  }
-}
-
-template <class R, int P, int Q, int C, bool H>
-void launch_kernel(const plane::C2rArgs<R>& a, void* work, cudaStream_t s) {
-  launch_persistent<plane_c2r_kernel<R, P, Q, C, H>, c2r_smem_bytes<R, P, Q, C>(), block_threads<P, Q, C>()>(
-      a, a.batch * (a.n1 / C + (a.n2 / 2 + C) / C), work, s);
+template <class R, int P, int Q, int C, bool H, template <class> class A>
+  requires(std::is_same_v<A<R>, plane::R2cArgs<R>> || std::is_same_v<A<R>, plane::C2rArgs<R>>)
+void launch_kernel(const A<R>& a, void* work, cudaStream_t s) {
+  launch_persistent<plane_real_kernel<A<R>, R, P, Q, C, H>, real_smem_bytes<A<R>, R, P, Q, C>(),
+                    block_threads<P, Q, C>()>(a, a.batch * (a.n1 / C + (a.n2 / 2 + C) / C), work, s);
 }
 
 // `halves` (TESSERA_FFT_HALVES) where the blocks' shared memory allows it (axis0::halves_fit); A
