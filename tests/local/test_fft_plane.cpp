@@ -124,7 +124,7 @@ void emulate_real(const A& a) {
   constexpr bool r2c = std::is_same_v<A, pl::R2cArgs<R>>;
   constexpr int P2 = pl::r2c_p2(P * Q), Q2 = pl::r2c_q2(P * Q), threads = C * P;
   constexpr int row_tile = r2c ? pl::r2c_row_tile_elements<P2, Q2, C>() : pl::c2r_row_tile_elements<P2, Q2, C>();
-  const long long row_tiles = a.n1 / C, col_tiles = (a.n2 / 2 + C) / C;
+  const long long row_tiles = a.n1 / C, col_tiles = pl::spectrum_tiles(a.n2, C);
   std::vector<ax::Cx<R>> sh(std::max(C * P * Q, row_tile));
   const auto each_thread = [](bool reverse, const auto& f) {
     for (int i = 0; i < threads; ++i) f(reverse ? threads - 1 - i : i);

@@ -140,7 +140,7 @@ std::string Settings::str() const {
     << "    (GPU plans on Tessera's outermost-axis pass: packed 3-D + 2-D cuFFT, 1-D down columns)\n"
     << "TESSERA_FFT_AXIS_TILE=" << fft_axis_tile << "    (bytes of a row per block of that pass)\n"
     << "TESSERA_FFT_PLANE_KERNEL=" << kPlaneKernelNames[static_cast<int>(fft_plane_kernel)]
-    << "    (square c2c planes on Tessera's one-kernel 2-D FFT: auto, on or off)\n"
+    << "    (square planes on Tessera's one-kernel 2-D FFT: auto, on or off)\n"
     << "TESSERA_FFT_HALVES=" << b(fft_halves) << "    (32-point FFTs of the axis pass and plane kernel in halves)\n"
     << "TESSERA_JIT=" << kJitNames[static_cast<int>(jit)] << "    (auto: NVRTC for plain C++ code, on: everywhere, off)\n"
     << "TESSERA_KERNEL_CACHE_DIR=" << kernel_cache_dir << "    (empty: kernels in memory only)\n";

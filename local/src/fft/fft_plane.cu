@@ -167,7 +167,7 @@ __global__ void __launch_bounds__(block_threads<P, Q, C>(),
   extern __shared__ __align__(16) unsigned char raw[];
   auto* sh = reinterpret_cast<Cx<R>*>(raw);
   __shared__ unsigned long long ticket;
-  const long long row_tiles = a.n1 / C, col_tiles = (a.n2 / 2 + C) / C;
+  const long long row_tiles = a.n1 / C, col_tiles = plane::spectrum_tiles(a.n2, C);
   const long long first = r2c ? row_tiles : col_tiles, second = r2c ? col_tiles : row_tiles;
   const long long total = a.batch * (row_tiles + col_tiles);
   for (;;) {
@@ -199,7 +199,7 @@ template <class R, int P, int Q, int C, bool H, template <class> class A>
   requires(std::is_same_v<A<R>, plane::R2cArgs<R>> || std::is_same_v<A<R>, plane::C2rArgs<R>>)
 void launch_kernel(const A<R>& a, void* work, cudaStream_t s) {
   launch_persistent<plane_real_kernel<A<R>, R, P, Q, C, H>, real_smem_bytes<A<R>, R, P, Q, C>(),
-                    block_threads<P, Q, C>()>(a, a.batch * (a.n1 / C + (a.n2 / 2 + C) / C), work, s);
+                    block_threads<P, Q, C>()>(a, a.batch * (a.n1 / C + plane::spectrum_tiles(a.n2, C)), work, s);
 }
 
 // `halves` (TESSERA_FFT_HALVES) where the blocks' shared memory allows it (axis0::halves_fit); A

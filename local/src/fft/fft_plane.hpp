@@ -155,22 +155,40 @@ struct R2cArgs {
 TESSERA_HD constexpr int r2c_p2(long long n2) { return n2 == 1024 ? 32 : 16; }
 TESSERA_HD constexpr int r2c_q2(long long n2) { return n2 == 1024 ? 16 : n2 == 512 ? 16 : 8; }
 
+// Column tiles of C over a real plane's M + 1 spectrum columns (the last partly empty).
+TESSERA_HD constexpr long long spectrum_tiles(long long n2, int c) { return (n2 / 2 + c) / c; }
+
 // Shared memory of an r2c row task: R rows of Q2 * (P2 + 1) elements.
 template <int P2, int Q2, int RT>
 constexpr int r2c_row_tile_elements() { return RT * Q2 * (P2 + 1); }
+
+// The first half of a real row's M = P2 * Q2 point four-step FFT, thread j1's part: the Q2-point
+// FFT of src[P2 j], j < Q2, each result k2 times W_M^(j1 k2) = W_n2^(2 j1 k2) into slots[k2 (P2 + 1)].
+template <class R, int P2, int Q2>
+TESSERA_HD inline void real_rows_q2_step(const Cx<R>* src, int j1, const Cx<R>* tw2, Cx<R>* slots) {
+  Cx<R> v[Q2];
+#pragma unroll
+  for (int j = 0; j < Q2; ++j) v[j] = src[static_cast<long long>(P2) * j];
+  axis0::fft_registers<Q2>(v);
+#pragma unroll
+  for (int k2 = 0; k2 < Q2; ++k2) slots[k2 * (P2 + 1)] = k2 == 0 ? v[k2] : axis0::mul(v[k2], tw2[2 * j1 * k2]);
+}
+
+// The second half, thread k2's part: the P2-point FFT of its slots[j1], j1 < P2, into v (element
+// k2 + Q2 k1 of the row's FFT is v[k1]).
+template <class R, int P2>
+TESSERA_HD inline void real_rows_p2_step(const Cx<R>* slots, Cx<R> (&v)[P2]) {
+#pragma unroll
+  for (int j1 = 0; j1 < P2; ++j1) v[j1] = slots[j1];
+  axis0::fft_registers<P2>(v);
+}
 
 template <class R, int P2, int Q2, int RT>
 TESSERA_HD inline void r2c_rows_phase1(int t, long long p, long long row0, const R2cArgs<R>& a, Cx<R>* sh) {
   if (t >= RT * P2) return;
   const int r = t / P2, j1 = t % P2;
   const auto* z = reinterpret_cast<const Cx<R>*>(a.in + (p * a.n1 + row0 + r) * a.in_ld) + j1;
-  Cx<R> v[Q2];
-#pragma unroll
-  for (int j = 0; j < Q2; ++j) v[j] = z[static_cast<long long>(P2) * j];
-  axis0::fft_registers<Q2>(v);
-  Cx<R>* row = sh + r * (Q2 * (P2 + 1)) + j1;
-#pragma unroll
-  for (int k2 = 0; k2 < Q2; ++k2) row[k2 * (P2 + 1)] = k2 == 0 ? v[k2] : axis0::mul(v[k2], a.tw2[2 * j1 * k2]);
+  real_rows_q2_step<R, P2, Q2>(z, j1, a.tw2, sh + r * (Q2 * (P2 + 1)) + j1);
 }
 
 // Thread (r, k2): the P2-point FFT over its own slots [k2][.], its results Z_(k2 + Q2 k1) back into
@@ -181,9 +199,7 @@ TESSERA_HD inline void r2c_rows_phase2(int t, const R2cArgs<R>&, Cx<R>* sh) {
   const int r = t / Q2, k2 = t % Q2;
   Cx<R>* slots = sh + r * (Q2 * (P2 + 1)) + k2 * (P2 + 1);
   Cx<R> v[P2];
-#pragma unroll
-  for (int j1 = 0; j1 < P2; ++j1) v[j1] = slots[j1];
-  axis0::fft_registers<P2>(v);
+  real_rows_p2_step<R, P2>(slots, v);
 #pragma unroll
   for (int k1 = 0; k1 < P2; ++k1) slots[k1] = v[k1];
 }
@@ -273,14 +289,7 @@ TESSERA_HD inline void c2r_rows_phase2(int t, const C2rArgs<R>& a, Cx<R>* sh) {
   constexpr int M = P2 * Q2;
   if (t >= RT * P2) return;
   const int r = t / P2, j1 = t % P2;
-  const Cx<R>* z = sh + r * M + j1;
-  Cx<R> v[Q2];
-#pragma unroll
-  for (int j = 0; j < Q2; ++j) v[j] = z[P2 * j];
-  axis0::fft_registers<Q2>(v);
-  Cx<R>* slots = sh + RT * M + r * (Q2 * (P2 + 1)) + j1;
-#pragma unroll
-  for (int k2 = 0; k2 < Q2; ++k2) slots[k2 * (P2 + 1)] = k2 == 0 ? v[k2] : axis0::mul(v[k2], a.tw2[2 * j1 * k2]);
+  real_rows_q2_step<R, P2, Q2>(sh + r * M + j1, j1, a.tw2, sh + RT * M + r * (Q2 * (P2 + 1)) + j1);
 }
 
 // Thread (r, k2): the P2-point FFT over its slots, then z_m = conj of element m = k2 + Q2 k1, stored
@@ -290,11 +299,8 @@ TESSERA_HD inline void c2r_rows_phase3(int t, long long p, long long row0, const
   constexpr int M = P2 * Q2;
   if (t >= RT * Q2) return;
   const int r = t / Q2, k2 = t % Q2;
-  const Cx<R>* slots = sh + RT * M + r * (Q2 * (P2 + 1)) + k2 * (P2 + 1);
   Cx<R> v[P2];
-#pragma unroll
-  for (int j1 = 0; j1 < P2; ++j1) v[j1] = slots[j1];
-  axis0::fft_registers<P2>(v);
+  real_rows_p2_step<R, P2>(sh + RT * M + r * (Q2 * (P2 + 1)) + k2 * (P2 + 1), v);
   R* dst = a.out + (p * a.n1 + row0 + r) * a.out_ld + 2 * k2;
 #pragma unroll
   for (int k1 = 0; k1 < P2; ++k1) {
