@@ -77,6 +77,26 @@ Layout<3> rows_of(const ProcessGrid& grid, bool on_grid) {
   return Layout<3>(grid, {13, 6, 4}, {0, -1, -1}, {off, {0, 6}, {0, 4}}, {});
 }
 
+// Store `b` holds the files of store `a`, byte for byte, and no others (`count` of them, where
+// given). The bytes are compared, not printed: a shard may be tens of MiB.
+void expect_same_files(const TempDir& tmp, const std::string& a, const std::string& b, int count = -1) {
+  tmp.on_root([&] {
+    int files = 0;
+    for (const auto& e : fs::recursive_directory_iterator(tmp.file(a))) {
+      if (!e.is_regular_file()) continue;
+      const auto rel = fs::relative(e.path(), tmp.file(a)).string();
+      const std::string x = tmp.get(a + "/" + rel), y = tmp.get(b + "/" + rel);
+      EXPECT_TRUE(x == y) << b << "/" << rel << " (" << y.size() << " bytes) differs from " << a << "/" << rel << " ("
+                          << x.size() << " bytes)";
+      ++files;
+    }
+    int others = 0;
+    for (const auto& e : fs::recursive_directory_iterator(tmp.file(b))) others += e.is_regular_file();
+    EXPECT_EQ(others, files) << b;
+    if (count >= 0) EXPECT_EQ(files, count) << a;
+  });
+}
+
 // Shards whose inner chunks each lie in one rank's block are written by the ranks holding them,
 // in place; the files are the ones the gathering writer makes (blocks off the inner grid), byte
 // for byte, with every codec, an inner transpose, a shard past the array's end and an inner chunk
@@ -94,17 +114,42 @@ TYPED_TEST(IoZarrCodecs, ShardsWrittenInPlaceByTheRanksHoldingThem) {
       const std::string a = name + (fortran ? "_F" : "") + "_in_place", b = name + (fortran ? "_F" : "") + "_gathered";
       round_trip<double, 3>(tmp, a, on, off, d, {2, 3, 4}, o);
       round_trip<double, 3>(tmp, b, off, on, d, {2, 3, 4}, o);
-      tmp.on_root([&] {
-        int files = 0;
-        for (const auto& e : fs::recursive_directory_iterator(tmp.file(b))) {
-          if (!e.is_regular_file()) continue;
-          const auto rel = fs::relative(e.path(), tmp.file(b)).string();
-          EXPECT_EQ(tmp.get(a + "/" + rel), tmp.get(b + "/" + rel)) << a << "/" << rel;
-          ++files;
-        }
-        EXPECT_EQ(files, 3) << b << ": zarr.json and two shards";
-      });
+      expect_same_files(tmp, b, a, 3);  // zarr.json and two shards
     }
+}
+
+// A durable save (every file written in 16 MiB slices handed to writeback, then fsynced) writes
+// the files a plain one writes: chunk files, shards gathered or written in place by the ranks
+// holding their inner chunks, and inner chunks of more than one slice.
+TYPED_TEST(IoZarrCodecs, DurableSavesWriteTheSameFiles) {
+  auto world = tessera::testing::world();
+  const auto d = this->device();
+  TempDir tmp;
+  const ProcessGrid grid(world);
+  const auto save_both = [&](const std::string& name, const auto& a, const auto& chunks, ZarrWriteOptions o) {
+    io::save_zarr(tmp.file(name), a, chunks, o);
+    o.durable = true;
+    io::save_zarr(tmp.file(name + "_durable"), a, chunks, o);
+    expect_same_files(tmp, name, name + "_durable");
+  };
+  for (const Codec& c : {Codec{Compressor::none}, Codec{}, Codec{Compressor::zstd}})
+    for (bool on_grid : {true, false}) {
+      const auto rows = rows_of(grid, on_grid);
+      const std::string name = std::to_string(static_cast<int>(c.id)) + (on_grid ? "_on" : "_off");
+      for (int format : {2, 3}) {
+        ZarrWriteOptions o{c};
+        o.format = format;
+        save_both(name + "_v" + std::to_string(format), formula<double, 3>(rows, d), Index<3>{2, 3, 4}, o);
+      }
+      ZarrWriteOptions o{c};
+      o.format = 3, o.shard = {8, 6, 4};
+      save_both(name + "_shard", formula<double, 3>(rows, d), Index<3>{2, 3, 4}, o);
+    }
+  Layout<3> large(ProcessGrid(world), {8, 1024, 600}, {0, -1, -1});  // inner chunks of 18.75 MiB
+  ZarrWriteOptions o{Compressor::none};
+  o.format = 3, o.shard = {8, 1024, 600};
+  save_both("large_shard", formula<double, 3>(large, d), Index<3>{4, 1024, 600}, o);
+  EXPECT_TRUE(matches_formula(io::load_zarr<double, 3>(tmp.file("large_shard_durable"), large, d)));
 }
 
 TYPED_TEST(IoZarrCodecs, FortranOrderAndBigEndian) {

@@ -773,14 +773,14 @@ class ShardedSave : SaveParts {
     Fd closer{fd};
     if (::ftruncate(fd, static_cast<off_t>(f.size)) != 0)
       throw IoError("cannot size " + tmp.string() + ": " + std::strerror(errno));
-    write_at(fd, tmp, ix.view(), f.index_at);
+    detail::write_at(fd, tmp, ix.view(), f.index_at, false);
     // Inner chunks no rank holds (wholly outside the array): the fill value, encoded.
     const auto held = sizes_.find(linear(shard));
     if (held != sizes_.end() && std::none_of(held->second.begin(), held->second.end(), [](auto v) { return v == kNone; }))
       return;
     for (std::int64_t k = 0; k < per_shard_; ++k)
       if (held == sizes_.end() || held->second[static_cast<std::size_t>(k)] == kNone)
-        write_at(fd, tmp, zero_.bytes, f.index[2 * k]);
+        detail::write_at(fd, tmp, zero_.bytes, f.index[2 * k], false);
   }
 
   // This rank's inner chunks, each at its offset in its shard's file (a file opened once per shard).
@@ -795,7 +795,8 @@ class ShardedSave : SaveParts {
       if (fd < 0) throw IoError("cannot open " + tmp.string() + ": " + std::strerror(errno));
       Fd closer{fd};
       const FileLayout f = layout_of(shard);
-      for (const Inner* c : chunks) write_at(fd, tmp, c->bytes.bytes, f.index[2 * static_cast<std::size_t>(c->k)]);
+      for (const Inner* c : chunks)
+        detail::write_at(fd, tmp, c->bytes.bytes, f.index[2 * static_cast<std::size_t>(c->k)], o_.durable);
       if (o_.durable && ::fsync(fd) != 0) throw IoError("cannot fsync " + tmp.string() + ": " + std::strerror(errno));
     });
   }
@@ -807,15 +808,6 @@ class ShardedSave : SaveParts {
       if (::rename(tmp_of(p).c_str(), p.c_str()) != 0)
         throw IoError("cannot rename " + tmp_of(p).string() + ": " + std::strerror(errno));
     });
-  }
-
-  static void write_at(int fd, const fs::path& p, std::string_view bytes, std::size_t at) {
-    for (std::size_t done = 0; done < bytes.size();) {
-      const ssize_t w = ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(at + done));
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) throw IoError("cannot write " + p.string() + ": " + std::strerror(errno));
-      done += static_cast<std::size_t>(w);
-    }
   }
 
   static constexpr std::uint64_t kNone = ~std::uint64_t(0);
