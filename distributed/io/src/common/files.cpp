@@ -27,7 +27,12 @@ void write_at(int fd, const fs::path& p, std::string_view bytes, std::size_t at,
     const std::size_t n = durable ? std::min(bytes.size() - done, kSlice) : bytes.size() - done;
     const ssize_t w = ::pwrite(fd, bytes.data() + done, n, static_cast<off_t>(at + done));
     if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) fail_errno("cannot write " + std::to_string(n) + " bytes at " + std::to_string(at + done) + " of", p);
+    if (w <= 0) {
+      const int e = w < 0 ? errno : EIO;  // (a write of none sets no errno; the message's strings may)
+      const std::string what = "cannot write " + std::to_string(n) + " bytes at " + std::to_string(at + done) + " of";
+      errno = e;
+      fail_errno(what, p);
+    }
     done += static_cast<std::size_t>(w);
 #ifdef SYNC_FILE_RANGE_WRITE
     if (durable && (done - queued >= kSlice || done == bytes.size())) {  // a hint: errors surface in the fsync
