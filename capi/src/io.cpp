@@ -1,6 +1,8 @@
 // Files in the C API: .npy, Zarr and checkpoints, loaded into the caller's existing arrays.
 #include <algorithm>
 #include <cstring>
+#include <iterator>
+#include <string>
 
 #include "handles.hpp"
 
@@ -42,6 +44,60 @@ distributed::Index<R> largest_block(const distributed::Layout<R>& l) {
   return c;
 }
 
+// The codec named `name` (tessera_save_zarr_ex's names) at `level` (-1: the codec's default).
+io::Codec codec_named(const char* name, int level) {
+  const std::string n = name ? name : "none";
+  static const std::pair<const char*, io::BloscCodec> blosc[] = {{"lz4", io::BloscCodec::lz4},
+                                                                 {"lz4hc", io::BloscCodec::lz4hc},
+                                                                 {"blosclz", io::BloscCodec::blosclz},
+                                                                 {"zstd", io::BloscCodec::zstd},
+                                                                 {"zlib", io::BloscCodec::zlib}};
+  io::Codec c;
+  if (n == "none") c = io::Compressor::none;
+  else if (n == "zlib") c = io::Compressor::zlib;
+  else if (n == "gzip") c = io::Compressor::gzip;
+  else if (n == "zstd") c = io::Compressor::zstd;
+  else if (n != "blosc") {
+    const auto* b = std::find_if(std::begin(blosc), std::end(blosc), [&](const auto& e) { return n == std::string("blosc-") + e.first; });
+    if (b == std::end(blosc))
+      throw InvalidArgument("codec '" + n + "': none, zlib, gzip, zstd, blosc, blosc-lz4, blosc-lz4hc, blosc-blosclz, "
+                            "blosc-zstd or blosc-zlib");
+    c = io::Codec::make_blosc(b->second);
+  }
+  if (level == -1 || c.id == io::Compressor::none) return c;
+  const int most = c.id == io::Compressor::zstd ? 22 : 9, least = c.id == io::Compressor::zstd ? 1 : 0;
+  if (level < least || level > most)
+    throw InvalidArgument("level " + std::to_string(level) + " of codec '" + n + "' outside " + std::to_string(least) +
+                          ".." + std::to_string(most) + " (-1: its default)");
+  c.level = level;
+  return c;
+}
+
+// R extents from `v` (each >= 1), named `what` in errors.
+template <int R>
+distributed::Index<R> extents_arg(const int64_t* v, const char* what) {
+  distributed::Index<R> c{};
+  for (int i = 0; i < R; ++i) {
+    if (v[i] < 1) throw InvalidArgument(std::string(what) + "[" + std::to_string(i) + "] = " + std::to_string(v[i]) + " must be >= 1");
+    c[i] = v[i];
+  }
+  return c;
+}
+
+void save_zarr(tessera_array h, const char* dir, const int64_t* chunks, const int64_t* shard, io::ZarrWriteOptions o) {
+  auto a = get_array(h, "a");
+  const auto p = path_arg(dir, "dir");
+  dispatch(a->dtype, a->ndim, [&]<class T, int R>() {
+    const auto& arr = typed<T, R>(*a);
+    const distributed::Index<R> c = chunks ? extents_arg<R>(chunks, "chunks") : largest_block(arr.layout());
+    if (shard) {
+      const auto s = extents_arg<R>(shard, "shard");
+      o.shard.assign(s.begin(), s.end());
+    }
+    io::save_zarr<T, R>(p, arr, c, o);
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -66,20 +122,16 @@ tessera_status tessera_load_npy(tessera_array h, const char* path) {
 
 tessera_status tessera_save_zarr(tessera_array h, const char* dir, const int64_t* chunks, int zlib) {
   return guard("tessera_save_zarr", [&] {
-    auto a = get_array(h, "a");
-    const auto p = path_arg(dir, "dir");
-    dispatch(a->dtype, a->ndim, [&]<class T, int R>() {
-      const auto& arr = typed<T, R>(*a);
-      distributed::Index<R> c = largest_block(arr.layout());
-      if (chunks) {
-        for (int i = 0; i < R; ++i) {
-          if (chunks[i] < 1) throw InvalidArgument("chunks[" + std::to_string(i) + "] = " + std::to_string(chunks[i]) +
-                                                   " must be >= 1");
-          c[i] = chunks[i];
-        }
-      }
-      io::save_zarr<T, R>(p, arr, c, zlib ? io::Compressor::zlib : io::Compressor::none);
-    });
+    save_zarr(h, dir, chunks, nullptr, io::ZarrWriteOptions{zlib ? io::Compressor::zlib : io::Compressor::none});
+  });
+}
+
+tessera_status tessera_save_zarr_ex(tessera_array h, const char* dir, const int64_t* chunks, int format,
+                                    const char* codec, int level, const int64_t* shard, int durable) {
+  return guard("tessera_save_zarr_ex", [&] {
+    io::ZarrWriteOptions o{codec_named(codec, level)};
+    o.format = format, o.durable = durable != 0;
+    save_zarr(h, dir, chunks, shard, o);
   });
 }
 

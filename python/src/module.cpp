@@ -760,8 +760,12 @@ PYBIND11_MODULE(_tessera, m) {
   // Files.
   m.def("save_npy", [](std::uint64_t id, const std::string& path) { call([&] { return tessera_save_npy({id}, path.c_str()); }); });
   m.def("load_npy", [](std::uint64_t id, const std::string& path) { call([&] { return tessera_load_npy({id}, path.c_str()); }); });
-  m.def("save_zarr", [](std::uint64_t id, const std::string& dir, std::vector<int64_t> chunks, bool zlib) {
-    call([&] { return tessera_save_zarr({id}, dir.c_str(), chunks.empty() ? nullptr : chunks.data(), zlib ? 1 : 0); });
+  m.def("save_zarr", [](std::uint64_t id, const std::string& dir, std::vector<int64_t> chunks, int format,
+                        const std::string& codec, int level, std::vector<int64_t> shard, bool durable) {
+    call([&] {
+      return tessera_save_zarr_ex({id}, dir.c_str(), chunks.empty() ? nullptr : chunks.data(), format, codec.c_str(),
+                                  level, shard.empty() ? nullptr : shard.data(), durable ? 1 : 0);
+    });
   });
   m.def("save_hdf5", [](std::uint64_t id, const std::string& path, const std::string& name, std::vector<int64_t> chunks,
                         int deflate) {

@@ -30,23 +30,31 @@ def load_npy(path, split=None, grid=None, halo=0, device=None):
     return _load(path, _npy_header, _tessera.load_npy, split, grid, halo, device)
 
 
-def _chunk_list(chunks, a):
-    """One chunk extent per axis of a, or [] for None (the writer's default)."""
-    if chunks is None:
+def _extent_list(extents, a, what):
+    """One extent per axis of a, or [] for None (the writer's default)."""
+    if extents is None:
         return []
-    ch = [int(c) for c in chunks]
-    if len(ch) != a.ndim:
-        raise ValueError(f"chunks {tuple(chunks)} for a {a.ndim}-D array")
-    return ch
+    ex = [int(c) for c in extents]
+    if len(ex) != a.ndim:
+        raise ValueError(f"{what} {tuple(extents)} for a {a.ndim}-D array")
+    return ex
 
 
-def save_zarr(path, a, chunks=None, compressor=None):
-    """A Zarr v2 directory store; chunks: one extent per axis (None: the largest block);
-    compressor: None (raw) or "zlib" (collective)."""
-    if compressor not in (None, "zlib"):
-        raise NotImplementedError(f"compressor {compressor!r}: the Python package writes raw or 'zlib' chunks so far")
+def save_zarr(path, a, chunks=None, compressor=None, *, format=2, shard=None, level=None, durable=False):
+    """A Zarr directory store (collective; every rank writes the chunks it holds).
+
+    chunks: one extent per axis (None: the largest block); compressor: None (raw), "zlib" (written
+    as gzip in format 3), "gzip", "zstd", "blosc" (LZ4 with byte shuffle, zarr-python's default) or
+    "blosc-lz4", "blosc-lz4hc", "blosc-blosclz", "blosc-zstd", "blosc-zlib"; format: 2 or 3;
+    shard: format 3, one extent per axis, each a multiple of the chunk's (one file per shard: its
+    inner chunks and an index); level: the compressor's level (None: its default); durable: every
+    file fsynced before the call returns."""
     a = asarray(a)
-    _tessera.save_zarr(a._handle(), os.fspath(path), _chunk_list(chunks, a), compressor == "zlib")
+    if compressor is not None and not isinstance(compressor, str):
+        raise TypeError(f"compressor {compressor!r}: a name such as 'zstd' or 'blosc-lz4', or None")
+    _tessera.save_zarr(a._handle(), os.fspath(path), _extent_list(chunks, a, "chunks"), int(format),
+                       compressor or "none", -1 if level is None else int(level), _extent_list(shard, a, "shard"),
+                       bool(durable))
 
 
 def _zarr_meta(path):
@@ -88,7 +96,7 @@ def save_hdf5(path, a, name="data", chunks=None, compression=None, compression_o
     if compression not in (None, "gzip"):
         raise NotImplementedError(f"compression {compression!r}: tessera writes raw or 'gzip' HDF5 datasets")
     a = asarray(a)
-    ch = _chunk_list(chunks, a)
+    ch = _extent_list(chunks, a, "chunks")
     level = 0 if compression is None else int(4 if compression_opts is None else compression_opts)
     if level and not ch:
         raise ValueError("gzip compression needs chunks (as h5py's)")

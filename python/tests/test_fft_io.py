@@ -1,3 +1,4 @@
+import json
 import os
 
 import numpy as np
@@ -135,7 +136,10 @@ def test_npy_round_trip(dtype, shared_dir, runtime):
     np.testing.assert_array_equal(back.numpy(), x)
 
 
-@pytest.mark.parametrize("compressor", [None, "zlib"])
+ZARR_COMPRESSORS = [None, "zlib", "gzip", "zstd", "blosc", "blosc-lz4hc", "blosc-blosclz", "blosc-zstd", "blosc-zlib"]
+
+
+@pytest.mark.parametrize("compressor", ZARR_COMPRESSORS)
 def test_zarr_round_trip(compressor, shared_dir, runtime):
     x = values((13, 10), np.float64)
     path = os.path.join(shared_dir, f"a_{compressor}.zarr")
@@ -145,6 +149,56 @@ def test_zarr_round_trip(compressor, shared_dir, runtime):
     np.testing.assert_array_equal(back.numpy(), x)
     zarr = pytest.importorskip("zarr")
     np.testing.assert_array_equal(zarr.open(path, mode="r")[...], x)  # zarr-python reads it
+
+
+@pytest.mark.parametrize("compressor", ZARR_COMPRESSORS)
+def test_zarr_v3_sharded_round_trip(compressor, shared_dir, runtime):
+    # Rows split over the ranks: inner chunks of 2 rows lie in one rank's block where the blocks
+    # allow it (written in place), else are gathered; the last shard runs past the array's end.
+    x = values((13, 6, 4), np.float32)
+    path = os.path.join(shared_dir, f"s_{compressor}.zarr")
+    ts.io.save_zarr(path, ts.asarray(x, split=0), chunks=(2, 3, 4), compressor=compressor, format=3,
+                    shard=(8, 6, 4), durable=True)
+    runtime.comm.Barrier()
+    for split in (0, 1, None):
+        np.testing.assert_array_equal(ts.io.load_zarr(path, split=split).numpy(), x)
+    with open(os.path.join(path, "zarr.json")) as f:
+        meta = json.load(f)
+    assert meta["zarr_format"] == 3 and meta["chunk_grid"]["configuration"]["chunk_shape"] == [8, 6, 4]
+    sharding = meta["codecs"][0]
+    assert sharding["name"] == "sharding_indexed" and sharding["configuration"]["chunk_shape"] == [2, 3, 4]
+    assert sorted(os.listdir(os.path.join(path, "c"))) == ["0", "1"]  # one file per shard: c/0/0/0, c/1/0/0
+
+
+def test_zarr_levels_and_format_3(shared_dir, runtime):
+    x = values((9, 7), np.complex128)
+    for level in (1, 9):
+        path = os.path.join(shared_dir, f"zstd{level}.zarr")
+        ts.io.save_zarr(path, ts.asarray(x, split=1), chunks=(4, 7), compressor="zstd", level=level, format=3)
+        runtime.comm.Barrier()
+        np.testing.assert_array_equal(ts.io.load_zarr(path, split=0).numpy(), x)
+        with open(os.path.join(path, "zarr.json")) as f:
+            codecs = json.load(f)["codecs"]
+        assert {"name": "zstd", "configuration": {"level": level, "checksum": False}} in codecs, codecs
+
+
+def test_zarr_bad_options(shared_dir):
+    a = ts.asarray(values((6, 4), np.float64), split=0)
+    path = os.path.join(shared_dir, "bad.zarr")
+    with pytest.raises(ts.InvalidArgument, match="codec 'lz5'"):
+        ts.io.save_zarr(path, a, chunks=(2, 2), compressor="lz5")
+    with pytest.raises(ts.InvalidArgument, match="level 23"):
+        ts.io.save_zarr(path, a, chunks=(2, 2), compressor="zstd", level=23)
+    with pytest.raises(ts.InvalidArgument, match="format 3"):
+        ts.io.save_zarr(path, a, chunks=(2, 2), shard=(4, 4))  # sharding is Zarr v3's
+    with pytest.raises(ts.InvalidArgument, match="multiple of the chunks"):
+        ts.io.save_zarr(path, a, chunks=(2, 2), format=3, shard=(3, 4))
+    with pytest.raises(ts.InvalidArgument, match="format 4"):
+        ts.io.save_zarr(path, a, chunks=(2, 2), format=4)
+    with pytest.raises(ValueError, match="shard"):
+        ts.io.save_zarr(path, a, chunks=(2, 2), format=3, shard=(4,))
+    with pytest.raises(TypeError, match="compressor"):
+        ts.io.save_zarr(path, a, chunks=(2, 2), compressor=5)
 
 
 def test_checkpoint_round_trip(shared_dir):

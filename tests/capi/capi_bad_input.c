@@ -25,6 +25,13 @@ static void io_cases(tessera_grid grid, tessera_array a) {
   EXPECT(tessera_load_npy(a, "no/such/file.npy"), TESSERA_ERROR_IO, "no/such/file.npy");
   const int64_t zero_chunks[2] = {0, 4};
   EXPECT(tessera_save_zarr(a, "bad.zarr", zero_chunks, 0), TESSERA_ERROR_INVALID_ARGUMENT, "chunks[0] = 0");
+  const int64_t chunks[2] = {2, 4}, shard[2] = {3, 4};
+  EXPECT(tessera_save_zarr_ex(a, "bad.zarr", chunks, 3, "lz5", -1, NULL, 0), TESSERA_ERROR_INVALID_ARGUMENT, "codec 'lz5'");
+  EXPECT(tessera_save_zarr_ex(a, "bad.zarr", chunks, 3, "blosc-lz4", 10, NULL, 0), TESSERA_ERROR_INVALID_ARGUMENT,
+         "level 10");
+  EXPECT(tessera_save_zarr_ex(a, "bad.zarr", chunks, 3, NULL, -1, shard, 0), TESSERA_ERROR_INVALID_ARGUMENT,
+         "multiple of the chunks");
+  EXPECT(tessera_save_zarr_ex(a, "bad.zarr", chunks, 2, NULL, -1, chunks, 0), TESSERA_ERROR_INVALID_ARGUMENT, "format 3");
   char npy[32];
   snprintf(npy, sizeof npy, "bad_np%d.npy", n_ranks);
   OK(tessera_save_npy(a, npy));

@@ -30,6 +30,12 @@ void test_io(void) {
   OK(tessera_array_create(slabs, TESSERA_I32, &k));
   OK(tessera_load_zarr(k, zarr));
   check_gathered(k, 3.0, 0, "Zarr round trip");
+  /* Zarr v3, sharded (shards of 2 x 2 x 1 chunks), Blosc-zstd at level 3, durable. */
+  const int64_t shard[3] = {8, 6, 7};
+  snprintf(zarr, sizeof zarr, "capi_np%d_v3.zarr", n_ranks);
+  OK(tessera_save_zarr_ex(u, zarr, chunks, 3, "blosc-zstd", 3, shard, 1));
+  OK(tessera_load_zarr(w, zarr));
+  check_gathered(w, 1.0, 0, "Zarr v3 sharded round trip");
 
   tessera_checkpoint_writer cw;
   OK(tessera_checkpoint_writer_create(grid, ckpt, &cw));

@@ -271,6 +271,14 @@ tessera_status tessera_load_npy(tessera_array a, const char* path);
 /* A Zarr v2 directory store; chunks: ndim values, or NULL for the largest block of the layout;
  * zlib: compress the chunks. */
 tessera_status tessera_save_zarr(tessera_array a, const char* dir, const int64_t* chunks, int zlib);
+/* The same with every option: format 2 or 3; codec NULL or "none" (raw), "zlib" (v3 writes it as
+ * gzip), "gzip", "zstd", "blosc" (LZ4 with byte shuffle, zarr-python's default) or "blosc-" and
+ * Blosc's compressor ("blosc-lz4", "blosc-lz4hc", "blosc-blosclz", "blosc-zstd", "blosc-zlib");
+ * level: the codec's (zlib, gzip, Blosc 0-9; zstd 1-22), -1 for its default; shard: format 3 only,
+ * ndim values, each a multiple of the chunk's (one file per shard: its inner chunks and an index),
+ * or NULL; durable: every file fsynced before the call returns. */
+tessera_status tessera_save_zarr_ex(tessera_array a, const char* dir, const int64_t* chunks, int format,
+                                    const char* codec, int level, const int64_t* shard, int durable);
 tessera_status tessera_load_zarr(tessera_array a, const char* dir);
 
 /* Dataset `name` ("p", "fields/p") of the HDF5 file `path` (created, or the dataset replaced) by
