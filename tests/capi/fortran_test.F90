@@ -103,14 +103,7 @@ program fortran_test
   call tessera_redistribute(a, b)
   deallocate (blk)
   allocate (blk(lo(1):hi(1), lo(2):hi(2), lo(3):hi(3)))
-  call tessera_array_read(b, blk)
-  do k = lo(3), hi(3)
-    do j = lo(2), hi(2)
-      do i = lo(1), hi(1)
-        if (blk(i, j, k) /= f(i, j, k)) call expect(.false., 'redistributed element')
-      end do
-    end do
-  end do
+  call expect_f(b, 'redistributed element')
 
   ! A checkpoint of the halo'd array, read back onto the x-split layout.
   write (ckname, '(a,i0)') 'fortran_ckpt_np', nranks
@@ -128,14 +121,7 @@ program fortran_test
   call tessera_array_write(b, blk)
   call tessera_checkpoint_load(r, 'u', b)
   call tessera_checkpoint_reader_free(r)
-  call tessera_array_read(b, blk)
-  do k = lo(3), hi(3)
-    do j = lo(2), hi(2)
-      do i = lo(1), hi(1)
-        if (blk(i, j, k) /= f(i, j, k)) call expect(.false., 'checkpointed element')
-      end do
-    end do
-  end do
+  call expect_f(b, 'checkpointed element')
 
   ! A Zarr v3 store (zstd at level 3, durable) of the halo'd array, loaded onto the x-split layout.
   write (ckname, '(a,i0,a)') 'fortran_np', nranks, '.zarr'
@@ -145,14 +131,7 @@ program fortran_test
   blk = 0
   call tessera_array_write(b, blk)
   call tessera_load_zarr(b, trim(ckname))
-  call tessera_array_read(b, blk)
-  do k = lo(3), hi(3)
-    do j = lo(2), hi(2)
-      do i = lo(1), hi(1)
-        if (blk(i, j, k) /= f(i, j, k)) call expect(.false., 'Zarr element')
-      end do
-    end do
-  end do
+  call expect_f(b, 'Zarr element')
   call tessera_save_zarr(a, trim(ckname), compressor='lz5', stat=st)
   call expect(st /= 0, 'an unknown codec fails')
 
@@ -232,6 +211,20 @@ contains
       end do
     end do
   end function
+
+  ! Array b (its block lo..hi) holds f: read into blk, compared element by element.
+  subroutine expect_f(b, what)
+    type(tessera_array), intent(in) :: b
+    character(len=*), intent(in) :: what
+    call tessera_array_read(b, blk)
+    do k = lo(3), hi(3)
+      do j = lo(2), hi(2)
+        do i = lo(1), hi(1)
+          if (blk(i, j, k) /= f(i, j, k)) call expect(.false., what)
+        end do
+      end do
+    end do
+  end subroutine
 
   subroutine expect(ok, what)
     logical, intent(in) :: ok
