@@ -1,7 +1,9 @@
 // poisson: lap(u) = f on the 2*pi-periodic box by the distributed FFT: u_hat = -f_hat / |k|^2
-// (R2C forward, C2R backward), the k = 0 mode set to 0 (zero-mean u). By default the -1/|k|^2
-// rides on the forward FFT's stores and 1/N on the backward's (fft::Spectral: no pass of their
-// own); --variant kernel multiplies by a precomputed array in a fused kernel instead.
+// (R2C forward, C2R backward), the k = 0 mode set to 0 (zero-mean u). By default one call,
+// plan->apply(f, -1/|k|^2): the factors and 1/N ride on the forward FFT's stores (fft::Spectral: no
+// pass of their own), and on one GPU the forward's last pass, the factors and the backward's first
+// pass are one kernel; --variant forward-backward makes the two calls (the factors on the forward's
+// stores); --variant kernel multiplies by a precomputed array in a fused kernel between them.
 // Manufactured solution u = sin(x) cos(2y) sin(3z) + cos(4x - 2y + z) / 2, so
 // f = -14 sin(x) cos(2y) sin(3z) - 21/2 cos(4x - 2y + z); the spectral solve is exact up to
 // round-off, so the max error says whether the transforms and wavenumbers are right.
@@ -77,9 +79,10 @@ int run(tessera::Runtime& rt, const Options& o) {
 
   // --variant kernel: -1/|k|^2 on the spectral layout; spacing 1/n makes fftfreq return integer
   // wavenumbers, which on the 2*pi box are the angular ones. The last axis holds rfftfreq.
-  const bool spectral = o.variant == "spectral";
+  const bool kernel = o.variant == "kernel";
+  const fft::Spectral inverse_laplacian{fft::Spectral::Kind::inverse_laplacian};
   td::Array<T, 3> mult;
-  if (!spectral) {
+  if (kernel) {
     const auto kx = fft::fftfreq<T, 3>(out, 0, d, 1.0 / n[0]);
     const auto ky = fft::fftfreq<T, 3>(out, 1, d, 1.0 / n[1]);
     const auto kz = fft::fftfreq<T, 3>(out, 2, d, 1.0 / n[2], n[2]);
@@ -93,10 +96,11 @@ int run(tessera::Runtime& rt, const Options& o) {
   }
 
   auto solve = [&] {
-    if (spectral) {
+    if (o.variant == "spectral") return plan->apply(f, inverse_laplacian);
+    if (o.variant == "forward-backward") {
       // Norm::forward puts the whole 1/N on the forward's multiply (with -1/|k|^2) and none on the
       // backward: one multiply for both. The spectrum is a temporary: the C2R may overwrite it.
-      auto F = plan->forward(f, fft::Norm::forward, {fft::Spectral::Kind::inverse_laplacian});
+      auto F = plan->forward(f, fft::Norm::forward, inverse_laplacian);
       return plan->backward_in_place(F, fft::Norm::forward);
     }
     auto F = plan->forward(f);
@@ -144,7 +148,8 @@ int main(int argc, char** argv) {
       ("dtype", po::value(&o.dtype)->default_value(o.dtype), "double or float")
       ("iters", po::value(&o.iters)->default_value(o.iters), "timed solves (after one warm-up)")
       ("variant", po::value(&o.variant)->default_value(o.variant),
-       "spectral (-1/|k|^2 on the FFT's stores) or kernel (a multiply kernel between the FFTs)")
+       "spectral (plan->apply: -1/|k|^2 on the FFT's stores), forward-backward (the same factors, two "
+       "calls) or kernel (a multiply kernel between the FFTs)")
       ("check", po::bool_switch(&o.check), "exit 1 unless the max error is within tolerance")
       ("tol", po::value(&o.tol)->default_value(0), "error tolerance (0: 1e-10 double, 1e-4 float)");
   po::variables_map vm;
@@ -158,8 +163,8 @@ int main(int argc, char** argv) {
     o.n = apps::parse_shape3(o.n_text, 10);  // wavenumbers up to 4 stay below Nyquist
     apps::check_dtype(o.dtype);
     if (o.iters < 0) throw tessera::InvalidArgument("--iters must be >= 0");
-    if (o.variant != "spectral" && o.variant != "kernel")
-      throw tessera::InvalidArgument("--variant '" + o.variant + "': spectral or kernel");
+    if (o.variant != "spectral" && o.variant != "forward-backward" && o.variant != "kernel")
+      throw tessera::InvalidArgument("--variant '" + o.variant + "': spectral, forward-backward or kernel");
     return o.dtype == "float" ? run<float>(rt, o) : run<double>(rt, o);
   } catch (const po::error& e) {
     if (rt.rank() == 0) std::fprintf(stderr, "poisson: %s (poisson --help)\n", e.what());

@@ -439,6 +439,108 @@ void with_plane_settings(F&& f) {
   fft::clear_plan_cache();
 }
 
+namespace {
+// A spectral round trip (Plan::execute_round_trip) of the r2c plan `f` and the c2r plan `b` (3-D,
+// packed spectrum) with -1/(N |k|^2) on box lengths {2 pi, pi, 4 pi} and the backward's stores times
+// `scale`: against the DFT of the input, times those factors on the whole spectrum, and the DFT
+// back, in long double. Gaps of the input and output layouts are NaN.
+template <class R>
+void check_round_trip(PlanDesc f, PlanDesc b, double scale = 1.0) {
+  f.store_multiply = f.store_spectral = true;
+  if (scale != 1.0) b.store_multiply = true;
+  const auto fwd = fft::get_plan(f), bwd = fft::get_plan(b);
+  f = fwd->desc(), b = bwd->desc();
+  const Device dev = f.device;
+  const long long N = count(f, f.n), h = f.n[2] / 2 + 1;
+  const std::array<double, 3> k{1, 2, 0.5};
+  fft::StoreMultiply m;
+  m.spectral = fft::StoreMultiply::Spectral::inverse_laplacian;
+  m.scale = 1.0 / static_cast<double>(N);
+  m.dims = 4;
+  m.block = {f.batch, f.n[0], f.n[1], h}, m.n = {0, f.n[0], f.n[1], f.n[2]}, m.k = {0, k[0], k[1], k[2]};
+  m.half = {false, false, false, true};
+  std::mt19937 gen(11);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<cld> x(f.batch * N);
+  for (auto& v : x) v = cld(u(gen), 0.0);
+  std::vector<cld> spectrum = dft(x, f, -1);
+  for (long long i = 0; i < f.batch * N; ++i) {
+    long double k2 = 0;
+    for (long long a = 2, rest = i; a >= 0; rest /= f.n[a], --a) {
+      const long double w = k[a] * fftfreq(rest % f.n[a], f.n[a]);
+      k2 += w * w;
+    }
+    spectrum[i] *= k2 > 0 ? -m.scale / k2 : 0.0L;
+  }
+  std::vector<cld> want = dft(spectrum, f, 1);
+  for (auto& v : want) v = cld(v.real() * scale, 0);
+  std::vector<R> in(fft::input_elements(f), std::numeric_limits<R>::quiet_NaN());
+  for (long long bt = 0; bt < f.batch; ++bt)
+    for (long long j = 0; j < N; ++j) in[offset(f, true, bt, j)] = static_cast<R>(x[bt * N + j].real());
+  const std::size_t sb = std::max(fft::output_bytes(f), b.in_place ? fft::output_bytes(b) : 0);
+  Buffer bin(fft::input_bytes(f), dev), spec(sb, dev), bout(b.in_place ? 0 : fft::output_bytes(b), dev);
+  upload(bin.data(), dev, in);
+  upload(spec.data(), dev, std::vector<R>(sb / sizeof(R), std::numeric_limits<R>::quiet_NaN()));
+  void* out = b.in_place ? spec.data() : bout.data();
+  fwd->execute_round_trip(*bwd, bin.data(), spec.data(), out, tessera::Stream::default_for(dev), m, scale);
+  const auto res = download<R>(out, dev, fft::output_elements(b));
+  std::vector<cld> got(f.batch * N);
+  for (long long bt = 0; bt < f.batch; ++bt)
+    for (long long j = 0; j < N; ++j) got[bt * N + j] = cld(res[offset(b, false, bt, j)], 0);
+  EXPECT_LE(rel_err(got, want), sizeof(R) == 4 ? 2e-6 : 1e-13) << fft::to_string(f) << " then " << fft::to_string(b);
+}
+
+// The pairs of check_round_trip for one shape: the backward out of place (keeping the spectrum or
+// not, scaled or not) and in place in the spectrum.
+template <class R>
+void check_round_trips(Device dev, std::initializer_list<long long> n, long long batch) {
+  const Precision p = sizeof(R) == 4 ? Precision::single : Precision::double_;
+  const auto f = fft::make_desc(dev, Kind::r2c, p, n, batch);
+  check_round_trip<R>(f, fft::make_desc(dev, Kind::c2r, p, n, batch));
+  auto clobber = fft::make_desc(dev, Kind::c2r, p, n, batch);
+  clobber.preserve_input = false;
+  check_round_trip<R>(f, clobber, 0.5);
+  check_round_trip<R>(f, fft::make_desc(dev, Kind::c2r, p, n, batch, true), 2.0);
+}
+}  // namespace
+
+// A Poisson solve's round trip: on GPUs, split plans whose spectrum's rows are an axis of the
+// multiply's block take the forward's axis pass, the factors and the backward's axis pass in one
+// kernel (both tiles, with and without halves), others run the two plans; FFTW runs both. Pairs
+// that do not match are refused.
+TYPED_TEST(FftPlan, SpectralRoundTripsMatchTheDft) {
+  const Device dev = this->device();
+  with_plane_settings([&](bool planes, int tile, bool halves) {
+    if (dev.is_host() && (!planes || tile != 128 || halves)) return;  // FFTW either way
+    check_round_trips<double>(dev, {256, 3, 6}, 2);
+    check_round_trips<float>(dev, {512, 2, 5}, 1);
+    check_round_trips<float>(dev, {1024, 1, 4}, 1);
+    check_round_trips<double>(dev, {6, 5, 4}, 1);  // no axis pass: the two plans
+  });
+  const auto r2c = fft::make_desc(dev, Kind::r2c, Precision::double_, {256, 3, 6});
+  auto spectral = r2c;
+  spectral.store_multiply = spectral.store_spectral = true;
+  const auto fwd = fft::get_plan(spectral);
+  fft::StoreMultiply m;
+  m.spectral = fft::StoreMultiply::Spectral::laplacian;
+  m.dims = 3, m.block = {256, 3, 4}, m.n = {256, 3, 6}, m.k = {1, 1, 1};
+  Buffer a(fft::input_bytes(r2c), dev), s(fft::output_bytes(r2c), dev), o(fft::input_bytes(r2c), dev);
+  const auto& stream = tessera::Stream::default_for(dev);
+  const auto refused = [&](const PlanDesc& b, double scale = 1.0) {
+    EXPECT_THROW(fwd->execute_round_trip(*fft::get_plan(b), a.data(), s.data(), o.data(), stream, m, scale),
+                 tessera::InvalidArgument)
+        << fft::to_string(b);
+  };
+  refused(fft::make_desc(dev, Kind::c2c, Precision::double_, {256, 3, 6}));     // not a c2r
+  refused(fft::make_desc(dev, Kind::c2r, Precision::single, {256, 3, 6}));      // another precision
+  refused(fft::make_desc(dev, Kind::c2r, Precision::double_, {256, 3, 6}, 2));  // another batch
+  refused(fft::make_desc(dev, Kind::c2r, Precision::double_, {256, 3, 6}), 0.5);  // a scale, no store_multiply
+  EXPECT_THROW(fft::get_plan(r2c)->execute_round_trip(*fft::get_plan(fft::make_desc(dev, Kind::c2r, Precision::double_,
+                                                                                    {256, 3, 6})),
+                                                      a.data(), s.data(), o.data(), stream, m),
+               tessera::InvalidArgument);  // a forward plan without store_multiply
+}
+
 // c2c, r2c and c2r plans over square planes of 256, 512 or 1024 (packed 2-D plans, the 2-D pass of
 // split 3-D plans) run on GPUs on Tessera's one-kernel 2-D FFT (TESSERA_FFT_PLANE_KERNEL) or a
 // batched 2-D cuFFT: both give the DFT in both precisions, both directions, in place and out,
@@ -480,6 +582,9 @@ TYPED_TEST(FftPlan, PlaneKernelLargePlanesAndSplitPlansMatchTheDft) {
     check(fft::make_desc(dev, Kind::r2c, Precision::double_, {256, 256, 256}, 1, true), Direction::forward, false,
           0.5);
     check(fft::make_desc(dev, Kind::c2r, Precision::single, {256, 256, 256}), Direction::backward, false, 1.0 / 256);
+    // A spectral round trip whose 2-D passes are the plane kernel's.
+    check_round_trip<float>(fft::make_desc(dev, Kind::r2c, Precision::single, {256, 256, 256}),
+                            fft::make_desc(dev, Kind::c2r, Precision::single, {256, 256, 256}), 0.5);
   });
 }
 

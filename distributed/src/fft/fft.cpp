@@ -493,6 +493,37 @@ struct detail::Engine {
     return ys;
   }
 
+  // backward(forward(x) times sp): the Norm::forward pair (1/N with the factors, then nothing), as
+  // one local round trip where one stage holds a 3-D real array whole, else the two transforms.
+  Array<In, R> apply(const Array<In, R>& x, const Spectral& sp) const {
+    if constexpr (real_input && R == 3) {
+      if (stages.size() == 1 && sp.kind != Spectral::Kind::none) return round_trip(x, sp);
+    }
+    auto y = forward({x}, Norm::forward, false, sp)[0];
+    return backward({y}, Norm::forward, true)[0];
+  }
+
+  // One rank's r2c plan times the factors, then its c2r plan (lf::Plan::execute_round_trip: on GPUs
+  // one pass over the spectrum fewer where the plans split), from x's block to a new one.
+  Array<In, R> round_trip(const Array<In, R>& x, const Spectral& sp) const {
+    const auto agreed = distributed::check_call<In, R>("fft apply", in, dev, "x", x.layout(), "spectral",
+                                                       static_cast<int>(sp.kind));
+    const auto src = blocks_of<In>({x}, first, "apply")[0];
+    const Stage& st = stages[0];
+    lf::StoreMultiply m = *multiply(st, factor(Norm::forward, true), sp);
+    local::Array<Out, R> spectrum(block(st.layout), dev);
+    local::Array<In, R> res(block(first), dev);
+    const auto precision = sizeof(Real) == 4 ? lf::Precision::single : lf::Precision::double_;
+    const Index<R> shape = block(first);
+    auto f = lf::make_desc(dev, lf::Kind::r2c, precision, {shape[0], shape[1], shape[2]});
+    f.store_multiply = f.store_spectral = true;
+    auto b = lf::make_desc(dev, lf::Kind::c2r, precision, {shape[0], shape[1], shape[2]});
+    b.preserve_input = false;  // the spectrum is this call's own
+    lf::get_plan(f)->execute_round_trip(*lf::get_plan(b), src.data(), spectrum.data(), res.data(),
+                                        Stream::default_for(dev), m);
+    return onto(Array<In, R>::wrap(first, res), in);
+  }
+
   // `into` as in forward: an array of the input layout the result is written to where it can be.
   std::vector<Array<In, R>> backward(const std::vector<Array<Out, R>>& ys, Norm norm, bool in_place,
                                      Array<In, R>* into = nullptr) const {
@@ -811,6 +842,10 @@ template <class In, int R>
 Array<typename Plan<In, R>::Out, R> Plan<In, R>::forward(const Array<In, R>& x, Norm norm,
                                                          const Spectral& multiply) const {
   return engine_->forward({x}, norm, false, multiply)[0];
+}
+template <class In, int R>
+Array<In, R> Plan<In, R>::apply(const Array<In, R>& x, const Spectral& multiply) const {
+  return engine_->apply(x, multiply);
 }
 template <class In, int R>
 Array<In, R> Plan<In, R>::backward(const Array<Out, R>& y, Norm norm) const {

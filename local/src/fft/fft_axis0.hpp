@@ -20,6 +20,12 @@
 // instead of the scale: the Poisson solve's multiply rides on this store. It needs the pass's rows
 // to be one axis of the multiply's block (row_axis, spectral_row_axis): a thread takes |k|^2 of the
 // other axes once for its column and adds the row's own per store.
+// A round trip (round_trip_kernel: a spectral solve's forward pass, multiply and backward pass in
+// one read and one write) runs the four-step backwards after phase 2's FFTs, inside the block:
+// with IFFT(y) = conj(FFT(conj(y))), thread (c, k2) takes the P-point FFT over k1 of conj(f X),
+// twiddles it back into its slots (phase2_round_trip); after a barrier, thread (c, n1) takes the
+// Q-point FFT over k2 and stores rows n1 + P*n2 conjugated, times the scale (phase3_round_trip):
+// the rows phase 1 of that thread loaded.
 #pragma once
 #include <cmath>
 #include <numbers>
@@ -310,6 +316,81 @@ TESSERA_HD inline void phase2(int t, long long col0, long long b, const Args<R>&
       for (int k1 = 0; k1 < P; ++k1)
         dst[(k2 + static_cast<long long>(Q) * k1) * a.ld] = {v[k1].x * a.scale, v[k1].y * sy};
     }
+  }
+}
+
+// In halves, a round trip's P-point FFTs run in the thread's own slots [k2][.][c]: fft_halves's
+// outputs k and k + L/2 go where its kept value k and its odd input k were, so output j lands in
+// slot interleave<L>(j), and the second FFT's output n1 in slot interleave(interleave(n1)).
+template <int L>
+TESSERA_HD constexpr int interleave(int j) {
+  return j < L / 2 ? 2 * j : 2 * (j - L / 2) + 1;
+}
+// The slot of value n1 that phase2_round_trip leaves for phase3_round_trip.
+template <int P, bool H>
+TESSERA_HD constexpr int round_trip_slot(int n1) {
+  return H && P > 16 ? interleave<P>(interleave<P>(n1)) : n1;
+}
+
+// A round trip's thread `t` after phase 1's barrier: the P-point FFTs over n1 (phase 2's), times
+// the spectral factor of each row k2 + Q*k1 and conjugated, then the P-point FFTs over k1 times the
+// twiddle W_N^(n1 k2) (the conjugate of the backward's), into the thread's own slots
+// (round_trip_slot).
+template <class R, int P, int Q, int C, bool H = false>
+TESSERA_HD inline void phase2_round_trip(int t, long long col0, long long b, const Args<R>& a, Cx<R>* sh) {
+  static_assert(!H || halves_fit<R, P, Q, C>());
+  const int c = t % C, k2 = t / C;
+  const long long col = col0 + c;
+  if (k2 >= Q || col >= a.cols) return;
+  const RowFactor<R> factor(a, b * a.dist + col);
+  const auto spectral = [&](int k1, Cx<R> x) {
+    const R f = factor(k2 + static_cast<long long>(Q) * k1);
+    return Cx<R>{x.x * f, -x.y * f};
+  };
+  const auto twiddled = [&](int n1, Cx<R> z) { return n1 * k2 == 0 ? z : mul(z, a.tw[n1 * k2]); };
+  const auto slot = [&](int j) -> Cx<R>& { return sh[(k2 * P + j) * C + c]; };
+  if constexpr (H && P > 16) {
+    fft_halves<P, R>([&](int n1) { return slot(n1); }, [&](int m) -> Cx<R>& { return slot(2 * m); },
+                     [&](int k1, Cx<R> x) { slot(interleave<P>(k1)) = spectral(k1, x); });
+    fft_halves<P, R>([&](int k1) { return slot(interleave<P>(k1)); },
+                     [&](int m) -> Cx<R>& { return slot(interleave<P>(2 * m)); },
+                     [&](int n1, Cx<R> z) { slot(round_trip_slot<P, H>(n1)) = twiddled(n1, z); });
+  } else {
+    Cx<R> v[P];
+#pragma unroll
+    for (int n1 = 0; n1 < P; ++n1) v[n1] = slot(n1);
+    fft_registers<P>(v);
+#pragma unroll
+    for (int k1 = 0; k1 < P; ++k1) v[k1] = spectral(k1, v[k1]);
+    fft_registers<P>(v);
+#pragma unroll
+    for (int n1 = 0; n1 < P; ++n1) slot(n1) = twiddled(n1, v[n1]);
+  }
+}
+
+// A round trip's thread `t` after the second barrier: the Q-point FFTs over k2 of slot n1 of every
+// k2, stored to rows n1 + P*n2 conjugated and times the scale.
+template <class R, int P, int Q, int C, bool H = false>
+TESSERA_HD inline void phase3_round_trip(int t, long long col0, long long b, const Args<R>& a, Cx<R>* sh) {
+  static_assert(!H || halves_fit<R, P, Q, C>());
+  const int c = t % C, n1 = t / C;
+  const long long col = col0 + c;
+  if (col >= a.cols) return;
+  const int at = round_trip_slot<P, H>(n1);
+  const auto in = [&](int k2) { return sh[(k2 * P + at) * C + c]; };
+  Cx<R>* dst = a.out + b * a.dist + col;
+  const auto store = [&](int n2, Cx<R> x) {
+    dst[(n1 + static_cast<long long>(P) * n2) * a.ld] = {x.x * a.scale, -x.y * a.scale};
+  };
+  if constexpr (H && Q > 16) {
+    fft_halves<Q, R>(in, [&](int m) -> Cx<R>& { return sh[(2 * m * P + at) * C + c]; }, store);
+  } else {
+    Cx<R> v[Q];
+#pragma unroll
+    for (int k2 = 0; k2 < Q; ++k2) v[k2] = in(k2);
+    fft_registers<Q>(v);
+#pragma unroll
+    for (int n2 = 0; n2 < Q; ++n2) store(n2, v[n2]);
   }
 }
 

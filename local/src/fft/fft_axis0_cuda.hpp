@@ -22,5 +22,11 @@ void* axis0_twiddles(long long n, bool single);
 void axis0_fft_cuda(const void* in, void* out, const void* twiddles, bool single, bool backward, long long n,
                     long long cols, long long ld, long long batch, long long dist, double scale,
                     const StoreParams* spectral, int row_axis, int tile_bytes, bool halves, cudaStream_t s);
+// A spectral solve's round trip in place in `data` (the layout of axis0_fft_cuda's): the forward
+// pass along the rows, times the factors of `spectral` (its block's axis `row_axis` the rows, else
+// InvalidArgument), the backward pass, times `scale`; one read and one write of each column.
+void axis0_round_trip_cuda(void* data, const void* twiddles, bool single, long long n, long long cols, long long ld,
+                           long long batch, long long dist, double scale, const StoreParams& spectral, int row_axis,
+                           int tile_bytes, bool halves, cudaStream_t s);
 
 }  // namespace tessera::local::fft::detail

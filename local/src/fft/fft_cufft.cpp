@@ -270,6 +270,38 @@ class CufftPlan final : public PlanBackend {
     }
   }
 
+  // A split r2c plan and a split c2r one (`backward`): the forward's 2-D pass into `spectrum`, one
+  // kernel along axis 0 there (the forward's pass, the multiply, the backward's pass:
+  // axis0_round_trip_cuda), the backward's 2-D pass into `out`. Where the multiply's block does not
+  // have the pass's rows as an axis, the plans run one after the other (false).
+  bool round_trip(const PlanBackend& backward, const void* in, void* spectrum, void* out, const Stream& s,
+                  const StoreMultiply& mult, double backward_scale) const override {
+    const auto* b = dynamic_cast<const CufftPlan*>(&backward);
+    if (!b || form_ != Form::split || b->form_ != Form::split || d_.kind != Kind::r2c ||
+        mult.spectral == StoreMultiply::Spectral::none)
+      return false;
+    const long long n0 = d_.n[0], cols = d_.n[1] * (d_.n[2] / 2 + 1), batch = d_.n[0] * d_.batch;
+    const StoreParams params = to_params(mult);
+    const int row_axis = axis0::spectral_row_axis(params, n0, cols, cols, d_.batch, n0 * cols);
+    if (row_axis < 0) return false;
+    DeviceGuard guard(d_.device);
+    const auto stream = static_cast<cudaStream_t>(s.native());
+    // Work areas freed on `s` after the transforms.
+    const Buffer mine = work_bytes() ? Buffer(work_bytes(), s) : Buffer();
+    const Buffer theirs = b->work_bytes() ? Buffer(b->work_bytes(), s) : Buffer();
+    std::scoped_lock lock(mu_, b->mu_);
+    if (plane_work_) planes(in, spectrum, Direction::forward, batch, 1.0, mine.data(), stream);
+    else run_cufft(const_cast<void*>(in), spectrum, Direction::forward, stream, mine.data());
+    axis0_round_trip_cuda(spectrum, tw_, d_.precision == Precision::single, n0, cols, cols, d_.batch, n0 * cols,
+                          backward_scale, params, row_axis, settings().fft_axis_tile, settings().fft_halves, stream);
+    // (The backward's 2-D pass may overwrite the spectrum: it is the round trip's own.)
+    if (b->plane_work_)
+      b->planes(spectrum, out, Direction::backward, batch, 1.0, static_cast<char*>(theirs.data()) + b->copy_bytes_,
+                stream);
+    else b->run_cufft(spectrum, out, Direction::backward, stream, theirs.data());
+    return true;
+  }
+
  private:
   // The axis pass over `batch` arrays (`dist` apart) of n[0] rows (`ld` apart), `cols` columns
   // each, with the plan's fixed scale when the execution carries a multiply, or the execution's

@@ -205,6 +205,43 @@ void Plan::execute(const void* in, void* out, Direction dir, const Stream& strea
 
 void Plan::execute(const void* in, void* out, Direction dir, const Stream& stream, const StoreMultiply& mult,
                    void* work) const {
+  check_multiply(mult);
+  check(in, out, dir, stream);
+  backend_->execute(in, out, dir, stream, work, &mult);
+}
+
+void Plan::execute_round_trip(const Plan& backward, const void* in, void* spectrum, void* out, const Stream& stream,
+                              const StoreMultiply& mult, double backward_scale) const {
+  check_pair(backward, backward_scale);
+  check_multiply(mult);
+  check(in, spectrum, Direction::forward, stream);
+  backward.check(spectrum, out, Direction::backward, stream);
+  if (backend_->round_trip(*backward.backend_, in, spectrum, out, stream, mult, backward_scale)) return;
+  backend_->execute(in, spectrum, Direction::forward, stream, nullptr, &mult);
+  if (!backward.desc_.store_multiply) return backward.backend_->execute(spectrum, out, Direction::backward, stream, nullptr, nullptr);
+  StoreMultiply scale;
+  scale.scale = backward_scale;
+  backward.backend_->execute(spectrum, out, Direction::backward, stream, nullptr, &scale);
+}
+
+void Plan::check_pair(const Plan& backward, double backward_scale) const {
+  const PlanDesc &f = desc_, &b = backward.desc_;
+  const auto fail = [&](const std::string& why) {
+    throw InvalidArgument(cat("fft round trip (", to_string(f), " then ", to_string(b), "): ", why), f.device);
+  };
+  if (!(f.kind == Kind::r2c && b.kind == Kind::c2r) && !(f.kind == Kind::c2c && b.kind == Kind::c2c))
+    fail(cat("a ", name(f.kind), " plan does not pair with a ", name(b.kind), " one (r2c with c2r, c2c with c2c)"));
+  if (f.device != b.device || f.precision != b.precision || f.rank != b.rank || f.n != b.n || f.batch != b.batch)
+    fail("the plans differ in device, precision, sizes or batch");
+  if (f.onembed != b.inembed || f.ostride != b.istride || f.odist != b.idist)
+    fail("the backward's input is not laid out as the forward's output");
+  if (!b.store_multiply && backward_scale != 1.0)
+    fail(cat("backward scale ", backward_scale, " needs a store_multiply backward plan"));
+  if (b.store_scale != 0 && backward_scale != b.store_scale)
+    fail(cat("backward scale ", backward_scale, " differs from the backward plan's store_scale ", b.store_scale));
+}
+
+void Plan::check_multiply(const StoreMultiply& mult) const {
   if (!desc_.store_multiply)
     throw InvalidArgument(cat("fft execute (", to_string(desc_), "): a StoreMultiply needs a store_multiply plan"),
                           desc_.device);
@@ -221,8 +258,6 @@ void Plan::execute(const void* in, void* out, Direction dir, const Stream& strea
     if (mult.block[a] < 1 || mult.n[a] < 0)
       throw InvalidArgument(cat("fft execute (", to_string(desc_), "): StoreMultiply block[", a, "]=", mult.block[a],
                                 " must be >= 1 and n[", a, "]=", mult.n[a], " >= 0"), desc_.device);
-  check(in, out, dir, stream);
-  backend_->execute(in, out, dir, stream, work, &mult);
 }
 
 void Plan::check(const void* in, const void* out, Direction dir, const Stream& stream) const {

@@ -134,6 +134,12 @@ class Plan {
   /// Forward transform whose stores multiply the spectrum by `multiply` (and the norm's factor),
   /// e.g. {Spectral::Kind::inverse_laplacian} for a Poisson solve: backward(forward(f, norm, that)).
   Array<Out, R> forward(const Array<In, R>& x, Norm norm, const Spectral& multiply) const;
+  /// backward(forward(x) times `multiply`), returned in input_layout(): e.g. with
+  /// {Spectral::Kind::inverse_laplacian} the Poisson solve u = lap^-1 x (zero mean). One 1/N in all,
+  /// whatever the norm. On one rank, a 3-D R2C plan on a GPU whose first axis has Tessera's axis pass
+  /// (256, 512, 1024) runs the forward's last pass, the multiply and the backward's first pass as one
+  /// kernel: one read and one write of the spectrum fewer than the two calls (docs/fft.md).
+  Array<In, R> apply(const Array<In, R>& x, const Spectral& multiply) const;
   /// Backward transform of `y` (out of place), returned in input_layout().
   Array<In, R> backward(const Array<Out, R>& y, Norm norm = Norm::backward) const;
   /// forward(x) written into `y`, an array of output_layout()'s blocks on the plan's device (else

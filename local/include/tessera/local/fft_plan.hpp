@@ -112,6 +112,13 @@ class PlanBackend {
   // `mult` is non-null exactly for a store_multiply plan.
   virtual void execute(const void* in, void* out, Direction dir, const Stream& s, void* work,
                        const StoreMultiply* mult) const = 0;
+  // Plan::execute_round_trip in fewer passes than its two executions, where this backend and
+  // `backward`'s can (arguments checked; `backward_scale` what the backward's stores multiply by);
+  // false, having done nothing, where they cannot.
+  virtual bool round_trip(const PlanBackend& /*backward*/, const void* /*in*/, void* /*spectrum*/, void* /*out*/,
+                          const Stream& /*s*/, const StoreMultiply& /*mult*/, double /*backward_scale*/) const {
+    return false;
+  }
 };
 // Applies `m` to the output of one execution of a store_multiply plan, in place (the FFTW loop
 // and the GPU fallback when cuFFT refuses a callback).
@@ -150,9 +157,21 @@ class Plan {
                void* work = nullptr) const;
   /// Same, on the device's default stream.
   void execute(const void* in, void* out, Direction dir) const;
+  /// A spectral solve's round trip: this forward plan's transform of `in` into `spectrum`, times
+  /// `mult` (a store_multiply plan), then `backward`'s transform of `spectrum` into `out`, its
+  /// stores times `backward_scale` (a store_multiply backward plan's scale; else 1). The pair: an
+  /// r2c plan and the c2r plan of its shape and precision, or two c2c plans, `backward`'s input
+  /// laid out as this plan's output (else InvalidArgument). `spectrum`'s contents are lost. Where
+  /// both are split 3-D GPU plans (docs/fft.md), the forward's last pass along axis 0, the
+  /// multiply and the backward's first pass are one kernel: one read and one write of the
+  /// spectrum fewer than the two executions.
+  void execute_round_trip(const Plan& backward, const void* in, void* spectrum, void* out, const Stream& stream,
+                          const StoreMultiply& mult, double backward_scale = 1.0) const;
 
  private:
   void check(const void* in, const void* out, Direction dir, const Stream& stream) const;
+  void check_multiply(const StoreMultiply& mult) const;
+  void check_pair(const Plan& backward, double backward_scale) const;
   PlanDesc desc_;
   std::unique_ptr<detail::PlanBackend> backend_;
 };
