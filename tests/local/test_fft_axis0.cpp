@@ -24,14 +24,20 @@ void each_thread(int n, bool reverse, const F& f) {
   for (int i = 0; i < n; ++i) f(reverse ? n - 1 - i : i);
 }
 
-template <class R, int P, int Q, int C, bool S, bool H>
+// Every block of the pass (round_trip: the round trip's phases after phase 1, else phase 2).
+template <class R, int P, int Q, int C, bool S, bool H, bool round_trip = false>
 void emulate(const ax::Args<R>& a, long long batch) {
   std::vector<ax::Cx<R>> sh(C * P * Q);
   for (long long b = 0; b < batch; ++b)
     for (long long col0 = 0; col0 < a.cols; col0 += C) {
       const bool reverse = (b + col0 / C) % 2 == 1;
       each_thread(C * P, reverse, [&](int t) { ax::phase1<R, P, Q, C, false, H>(t, col0, b, a, sh.data()); });
-      each_thread(C * P, reverse, [&](int t) { ax::phase2<R, P, Q, C, S, H>(t, col0, b, a, sh.data()); });
+      if constexpr (round_trip) {
+        each_thread(C * P, reverse, [&](int t) { ax::phase2_round_trip<R, P, Q, C, H>(t, col0, b, a, sh.data()); });
+        each_thread(C * P, reverse, [&](int t) { ax::phase3_round_trip<R, P, Q, C, H>(t, col0, b, a, sh.data()); });
+      } else {
+        each_thread(C * P, reverse, [&](int t) { ax::phase2<R, P, Q, C, S, H>(t, col0, b, a, sh.data()); });
+      }
     }
 }
 
@@ -118,19 +124,6 @@ void check_tiles() {
   }
 }
 
-// The round trip (phase 1, phase2_round_trip, phase3_round_trip) of every thread of every block.
-template <class R, int P, int Q, int C, bool H>
-void emulate_round_trip(const ax::Args<R>& a, long long batch) {
-  std::vector<ax::Cx<R>> sh(C * P * Q);
-  for (long long b = 0; b < batch; ++b)
-    for (long long col0 = 0; col0 < a.cols; col0 += C) {
-      const bool reverse = (b + col0 / C) % 2 == 1;
-      each_thread(C * P, reverse, [&](int t) { ax::phase1<R, P, Q, C, false, H>(t, col0, b, a, sh.data()); });
-      each_thread(C * P, reverse, [&](int t) { ax::phase2_round_trip<R, P, Q, C, H>(t, col0, b, a, sh.data()); });
-      each_thread(C * P, reverse, [&](int t) { ax::phase3_round_trip<R, P, Q, C, H>(t, col0, b, a, sh.data()); });
-    }
-}
-
 // The round trip against the DFT forward, inverse_laplacian's factors and the DFT backward, times
 // the backward's scale, in place and out (the other columns of the rows kept).
 template <class R, int P, int Q, int C, bool H = false>
@@ -149,7 +142,7 @@ void check_round_trip(bool in_place) {
                    false, inverse_laplacian(batch, n, ld, factor_scale)};
   args.row_axis = ax::spectral_row_axis(args.mult, n, ld, cols, batch, dist);
   ASSERT_EQ(args.row_axis, 1);
-  emulate_round_trip<R, P, Q, C, H>(args, batch);
+  emulate<R, P, Q, C, true, H, true>(args, batch);
   for (long long i = 0; i < batch * dist; ++i)
     if (i % ld >= cols) ASSERT_TRUE(y[i].x == R(7) && y[i].y == R(7)) << "element " << i << " outside the columns";
   double num = 0, den = 0;
