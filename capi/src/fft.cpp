@@ -1,4 +1,6 @@
 // FFT plans of the C API: distributed C2C and R2C/C2R plans executed on the caller's arrays.
+#include <cmath>
+
 #include "handles.hpp"
 
 using namespace tessera;
@@ -13,6 +15,7 @@ struct PlanBase : Object {
   virtual void layouts(tessera_layout* in, tessera_layout* out) const = 0;
   virtual void execute(bool forward, ArrayBase& in, ArrayBase& out, fft::Norm norm) const = 0;
   virtual tessera_array execute_new(bool forward, ArrayBase& in, fft::Norm norm) const = 0;
+  virtual tessera_array apply_new(ArrayBase& in, const fft::Spectral& multiply) const = 0;
 };
 
 tessera_dtype complex_of(tessera_dtype t) {
@@ -64,6 +67,14 @@ struct PlanT : PlanBase {
     const auto& y = typed<Out, R>(in);
     check_layout(y.layout(), output_layout(), "in");
     return wrap(plan->backward(y, norm), in);
+  }
+
+  tessera_array apply_new(ArrayBase& in, const fft::Spectral& multiply) const override {
+    check_arrays(true, in, nullptr);
+    before(in);
+    const auto& x = typed<In, R>(in);
+    check_layout(x.layout(), plan->input_layout(), "in");
+    return wrap(plan->apply(x, multiply), in);
   }
 
   void execute(bool forward, ArrayBase& in, ArrayBase& out, fft::Norm norm) const override {
@@ -181,6 +192,26 @@ tessera_status tessera_fft_execute_new(tessera_fft_plan p, tessera_fft_direction
     auto plan = get<PlanBase>(Kind::plan, p.id, "plan");
     auto x = get_array(in, "in");
     *out = plan->execute_new(is_forward(direction), *x, to_norm(norm));
+  });
+}
+
+tessera_status tessera_fft_apply_spectral(tessera_fft_plan p, tessera_array in, tessera_fft_spectral kind,
+                                          const double* lengths, tessera_array* out) {
+  return guard("tessera_fft_apply_spectral", [&] {
+    need(out, "out");
+    auto plan = get<PlanBase>(Kind::plan, p.id, "plan");
+    fft::Spectral sp;
+    if (kind == TESSERA_SPECTRAL_INVERSE_LAPLACIAN) sp.kind = fft::Spectral::Kind::inverse_laplacian;
+    else if (kind == TESSERA_SPECTRAL_LAPLACIAN) sp.kind = fft::Spectral::Kind::laplacian;
+    else throw InvalidArgument("kind " + std::to_string(static_cast<int>(kind)) + " is not a tessera_fft_spectral");
+    for (int a = 0; lengths && a < plan->ndim; ++a) {
+      if (!(lengths[a] > 0) || !std::isfinite(lengths[a]))
+        throw InvalidArgument("lengths[" + std::to_string(a) + "] = " + std::to_string(lengths[a]) +
+                              ": a box side must be finite and > 0");
+      sp.lengths[a] = lengths[a];
+    }
+    auto x = get_array(in, "in");
+    *out = plan->apply_new(*x, sp);
   });
 }
 

@@ -748,6 +748,14 @@ PYBIND11_MODULE(_tessera, m) {
     });
     return out.id;
   });
+  m.def("fft_apply_spectral", [](std::uint64_t plan, std::uint64_t in, int kind, std::vector<double> lengths) {
+    tessera_array out{};
+    call([&] {
+      return tessera_fft_apply_spectral({plan}, {in}, static_cast<tessera_fft_spectral>(kind),
+                                        lengths.empty() ? nullptr : lengths.data(), &out);
+    });
+    return out.id;
+  });
   m.def("fft_along", [](std::uint64_t in, int type, int direction, std::vector<int> axes, std::int64_t n, int norm) {
     tessera_array out{};
     call([&] {

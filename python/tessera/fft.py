@@ -295,6 +295,40 @@ def irfft2(a, s=None, axes=(-2, -1), norm=None):
     return irfftn(a, s, axes, norm)
 
 
+_INVERSE_LAPLACIAN, _LAPLACIAN = 1, 2
+
+
+def _spectral(a, kind, lengths, name):
+    """The plan's round trip with a spectral factor (tessera_fft_apply_spectral) of a 1-3-D array,
+    on its own layout."""
+    a = asarray(a)
+    if not 1 <= a.ndim <= 3:
+        raise ValueError(f"tessera.fft.{name}: 1-3-D arrays, not {a.ndim}-D")
+    if a.dtype.kind not in "fc":
+        a = a.astype(np.float64)
+    sides = [] if lengths is None else [float(x) for x in lengths]
+    if lengths is not None and len(sides) != a.ndim:
+        raise ValueError(f"tessera.fft.{name}: {len(sides)} lengths for a {a.ndim}-D array")
+    complex_input = a.dtype.kind == "c"
+    p, _, _, _ = _plan(a._rt, a, _C2C if complex_input else _R2C, same_layout=complex_input and a.ndim == 1)
+    h = _tessera.fft_apply_spectral(p, a._handle(), kind, sides)
+    return ndarray(a._rt, a._key, a.dtype, a.device, layout=a._layout, handle=h)
+
+
+def inverse_laplacian(a, lengths=None):
+    """The u of zero mean with lap(u) = a - mean(a) on the periodic box of sides `lengths` (one per
+    axis, default 2*pi): irfftn(rfftn(a) * -1/|k|^2) with 0 at k = 0, k the angular wavenumbers
+    (fftn/ifftn for complex a), in one call, on a's layout. On one GPU a 3-D real array whose first
+    axis is 256, 512 or 1024 takes three passes over memory (docs/fft.md)."""
+    return _spectral(a, _INVERSE_LAPLACIAN, lengths, "inverse_laplacian")
+
+
+def laplacian(a, lengths=None):
+    """The spectral Laplacian of a periodic array: irfftn(rfftn(a) * -|k|^2) (fftn/ifftn for
+    complex a), as inverse_laplacian."""
+    return _spectral(a, _LAPLACIAN, lengths, "laplacian")
+
+
 def fftfreq(n, d=1.0, split=None, device=None):
     """NumPy's fftfreq as a distributed 1-D array."""
     return asarray(np.fft.fftfreq(n, d), split=split, device=device)

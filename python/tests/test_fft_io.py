@@ -36,6 +36,58 @@ def test_r2c(shape, dtype):
     np.testing.assert_allclose(back.numpy(), x, rtol=t, atol=t)
 
 
+def box_wave(shape, sides, dtype):
+    """u = sin(2 pi x / L0) cos(4 pi y / L1) sin(6 pi z / L2) (the first len(shape) factors) on the
+    box of sides L, and its Laplacian."""
+    grids = np.meshgrid(*[np.arange(n) / n for n in shape], indexing="ij")
+    u, k2 = np.ones(shape), 0.0
+    for a, g in enumerate(grids):
+        u = u * (np.cos if a == 1 else np.sin)(2 * np.pi * (a + 1) * g)
+        k2 += (2 * np.pi * (a + 1) / sides[a]) ** 2
+    return u.astype(dtype), (-k2 * u).astype(dtype)
+
+
+@pytest.mark.parametrize("shape", [(256, 6, 8), (10, 12, 8), (16, 12), (32,)])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128])
+@pytest.mark.parametrize("split", [0, 1])
+def test_spectral_laplacian_and_its_inverse(shape, dtype, split):
+    if len(shape) == 1 and split == 1:
+        pytest.skip("a 1-D array has one axis")
+    sides = [1.0, 2.0, 3.0][: len(shape)]
+    u, f = box_wave(shape, sides, dtype)
+    t = 1e-4 if dtype == np.float32 else 1e-10
+    a = ts.asarray(f, split=split)
+    if len(shape) == 1 and ts.runtime().size > 1:
+        with pytest.raises(ts.InvalidArgument, match="Spectral multiply is not defined for a 1-D transform"):
+            ts.fft.inverse_laplacian(a, lengths=sides)
+        return
+    got = ts.fft.inverse_laplacian(a, lengths=sides)
+    assert got.dtype == np.dtype(dtype) and got.shape == a.shape and got.split == a.split
+    np.testing.assert_allclose(got.numpy(), u, atol=t * np.abs(u).max())
+    lap = ts.fft.laplacian(ts.asarray(u, split=split), sides)
+    # (-|k|^2 multiplies the round-off at the highest frequencies by up to (pi n / L)^2.)
+    t_lap = 3e-3 if dtype == np.float32 else 1e-8
+    np.testing.assert_allclose(lap.numpy(), f, atol=t_lap * np.abs(f).max())
+    back = ts.fft.irfftn(ts.fft.rfftn(a)) if dtype != np.complex128 else ts.fft.ifftn(ts.fft.fftn(a))
+    np.testing.assert_allclose(back.numpy(), f, atol=t * np.abs(f).max())  # the plan is shared
+
+
+def test_spectral_default_box_and_bad_arguments():
+    x = values((16, 12, 10), np.float64)
+    a = ts.asarray(x, split=0)
+    k = [np.fft.fftfreq(16, 1 / 16), np.fft.fftfreq(12, 1 / 12), np.fft.rfftfreq(10, 1 / 10)]
+    k2 = k[0][:, None, None] ** 2 + k[1][None, :, None] ** 2 + k[2][None, None, :] ** 2
+    with np.errstate(divide="ignore"):
+        want = np.fft.irfftn(np.fft.rfftn(x) * np.where(k2 > 0, -1 / k2, 0), s=x.shape)
+    np.testing.assert_allclose(ts.fft.inverse_laplacian(a).numpy(), want, atol=1e-12)
+    with pytest.raises(ValueError, match="2 lengths for a 3-D array"):
+        ts.fft.laplacian(a, lengths=(1.0, 2.0))
+    with pytest.raises(ValueError, match="lengths"):
+        ts.fft.laplacian(a, lengths=(1.0, -2.0, 3.0))
+    with pytest.raises(ValueError, match="1-3-D"):
+        ts.fft.laplacian(ts.zeros((2, 2, 2, 2)))
+
+
 AXES_CASES = [((9, 8, 10), (1, 2), None), ((9, 8, 10), (0,), None), ((9, 8, 10), (2, 0), None),
               ((9, 8, 10), (0, 1, 2), (12, 5, 10)), ((9, 8, 10), None, (4, 11)), ((6, 5, 4, 3), None, None),
               ((6, 5, 4, 3), (3, 1), (6, 2)), ((12, 10), (-1,), (16,)), ((12, 10), (0,), None)]

@@ -80,6 +80,11 @@ typedef enum tessera_fft_decomposition {
   TESSERA_DECOMP_RANGE_ = TESSERA_ENUM_RANGE_
 } tessera_fft_decomposition;
 
+typedef enum tessera_fft_spectral {
+  TESSERA_SPECTRAL_INVERSE_LAPLACIAN = 1, TESSERA_SPECTRAL_LAPLACIAN = 2,
+  TESSERA_SPECTRAL_RANGE_ = TESSERA_ENUM_RANGE_
+} tessera_fft_spectral;
+
 /* Opaque handles; {0} is the null handle of each kind. */
 typedef struct tessera_runtime { uint64_t id; } tessera_runtime;
 typedef struct tessera_grid { uint64_t id; } tessera_grid;
@@ -254,6 +259,15 @@ tessera_status tessera_fft_execute(tessera_fft_plan plan, tessera_fft_direction 
  * forward, its input layout backward. Saves execute's copy into the caller's array. */
 tessera_status tessera_fft_execute_new(tessera_fft_plan plan, tessera_fft_direction direction, tessera_array in,
                                        tessera_fft_norm norm, tessera_array* out);
+
+/* backward(forward(in) times a spectral factor) into a new array on the plan's input layout
+ * (*out): TESSERA_SPECTRAL_INVERSE_LAPLACIAN -1/|k|^2 (0 at k = 0: the u of zero mean with
+ * lap u = in), TESSERA_SPECTRAL_LAPLACIAN -|k|^2, k the angular wavenumbers of a periodic box of
+ * side lengths[a] along axis a (lengths: one per axis, > 0; null: 2 pi each). One 1/N in all. On
+ * one GPU, an R2C plan of a 3-D array whose first axis is 256, 512 or 1024 does it in three passes
+ * over memory (docs/fft.md, "A spectral solve in one call"). */
+tessera_status tessera_fft_apply_spectral(tessera_fft_plan plan, tessera_array in, tessera_fft_spectral kind,
+                                          const double* lengths, tessera_array* out);
 
 /* Transforms along `axes` only (numpy.fft.fftn(x, axes=...); negative axes count from the end),
  * none of them split over more than one rank: each rank transforms its block, not collective.
