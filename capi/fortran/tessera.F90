@@ -57,6 +57,7 @@ module tessera
   integer(c_int), parameter, public :: TESSERA_FFT_C2C = 0, TESSERA_FFT_R2C = 1, TESSERA_FFT_C2R = 2
   integer(c_int), parameter, public :: TESSERA_NORM_BACKWARD = 0, TESSERA_NORM_ORTHO = 1, &
     TESSERA_NORM_FORWARD = 2, TESSERA_NORM_NONE = 3
+  integer(c_int), parameter, public :: TESSERA_SPECTRAL_INVERSE_LAPLACIAN = 1, TESSERA_SPECTRAL_LAPLACIAN = 2
   integer(c_int), parameter, public :: TESSERA_FFT_FORWARD = -1, TESSERA_FFT_BACKWARD = 1
   integer(c_int), parameter, public :: TESSERA_DECOMP_AUTO = 0, TESSERA_DECOMP_SLAB = 1, TESSERA_DECOMP_PENCIL = 2
 
@@ -74,7 +75,8 @@ module tessera
   public :: tessera_array_layout, tessera_array_read, tessera_array_write, tessera_array_synchronize
   public :: tessera_halo_exchange, tessera_halo_exchange_begin, tessera_halo_exchange_end
   public :: tessera_redistribute, tessera_gather, tessera_scatter, tessera_reduce
-  public :: tessera_fft_plan_create, tessera_fft_plan_free, tessera_fft_plan_layouts, tessera_fft_execute
+  public :: tessera_fft_plan_create, tessera_fft_plan_free, tessera_fft_plan_layouts, tessera_fft_execute, &
+    tessera_fft_apply_spectral
   public :: tessera_save_npy, tessera_load_npy, tessera_save_zarr, tessera_load_zarr
   public :: tessera_checkpoint_writer_create, tessera_checkpoint_set_step, tessera_checkpoint_set_time
   public :: tessera_checkpoint_add, tessera_checkpoint_commit, tessera_checkpoint_writer_free
