@@ -218,10 +218,10 @@ void Plan::execute_round_trip(const Plan& backward, const void* in, void* spectr
   backward.check(spectrum, out, Direction::backward, stream);
   if (backend_->round_trip(*backward.backend_, in, spectrum, out, stream, mult, backward_scale)) return;
   backend_->execute(in, spectrum, Direction::forward, stream, nullptr, &mult);
-  if (!backward.desc_.store_multiply) return backward.backend_->execute(spectrum, out, Direction::backward, stream, nullptr, nullptr);
   StoreMultiply scale;
   scale.scale = backward_scale;
-  backward.backend_->execute(spectrum, out, Direction::backward, stream, nullptr, &scale);
+  backward.backend_->execute(spectrum, out, Direction::backward, stream, nullptr,
+                             backward.desc_.store_multiply ? &scale : nullptr);
 }
 
 void Plan::check_pair(const Plan& backward, double backward_scale) const {
