@@ -64,45 +64,77 @@ double inverse_laplacian_factor(long long k, long long c, long long n, double sc
   return k2 > 0 ? -scale / k2 : 0.0;
 }
 
+// A test's columns: `batch` arrays of n random rows, `ld` apart, of which the pass transforms the
+// first 19 columns from x to y. Out of place they are some of 24 (the distributed FFT's column
+// blocks), and y's others hold 7, which they must keep; in place y starts as x (the pass reads
+// every element of a block before it writes any).
+template <class R>
+struct Columns {
+  static constexpr long long cols = 19, batch = 2;
+  long long n, ld, dist;
+  bool in_place;
+  std::vector<ax::Cx<R>> x, y, tw;
+
+  Columns(long long length, bool in_place_, unsigned seed)
+      : n(length), ld(in_place_ ? cols : cols + 5), dist(n * ld), in_place(in_place_), x(batch * dist),
+        y(batch * dist), tw(ax::twiddle_table<R>(n)) {
+    std::mt19937 gen(seed);
+    std::uniform_real_distribution<double> u(-1, 1);
+    for (auto& v : x) v = {static_cast<R>(u(gen)), static_cast<R>(u(gen))};
+    if (in_place) y = x;
+    else for (auto& v : y) v = {R(7), R(7)};
+  }
+  ax::Args<R> args(double scale, bool backward, const tessera::local::fft::detail::StoreParams& mult) {
+    return {in_place ? y.data() : x.data(), y.data(), tw.data(), cols, ld, dist, static_cast<R>(scale), backward,
+            mult};
+  }
+  // The first element of y outside the columns that lost its 7, or -1.
+  long long changed_outside() const {
+    for (long long i = 0; i < batch * dist; ++i)
+      if (i % ld >= cols && !(y[i].x == R(7) && y[i].y == R(7))) return i;
+    return -1;
+  }
+  // The relative error of y's columns against x's turned by `expected(c, re, im)`, which makes the
+  // expected output of column c from its input in place.
+  template <class F>
+  double error(const F& expected) const {
+    double num = 0, den = 0;
+    std::vector<double> re(n), im(n);
+    for (long long b = 0; b < batch; ++b)
+      for (long long c = 0; c < cols; ++c) {
+        for (long long j = 0; j < n; ++j) re[j] = x[b * dist + j * ld + c].x, im[j] = x[b * dist + j * ld + c].y;
+        expected(c, re, im);
+        for (long long j = 0; j < n; ++j) {
+          const auto& g = y[b * dist + j * ld + c];
+          num += std::norm(std::complex<double>(g.x - re[j], g.y - im[j])), den += re[j] * re[j] + im[j] * im[j];
+        }
+      }
+    return std::sqrt(num / den);
+  }
+};
+
 // S: the spectral pass (the rows are axis 1 of the factors' block); H: 32-point FFTs in halves.
 template <class R, int P, int Q, int C, bool S = false, bool H = false>
 void check(bool backward, bool in_place) {
-  // Out of place, the 19 columns are some of 24 (rows `ld` apart: the distributed FFT's column
-  // blocks); the others must stay as they were.
-  constexpr long long n = P * Q, cols = 19, batch = 2;
-  const long long ld = in_place ? cols : cols + 5, dist = n * ld;
+  constexpr long long n = P * Q;
   const double scale = 0.5;
-  std::vector<ax::Cx<R>> x(batch * dist), y(batch * dist);
-  const auto tw = ax::twiddle_table<R>(n);
-  std::mt19937 gen(3);
-  std::uniform_real_distribution<double> u(-1, 1);
-  for (auto& v : x) v = {static_cast<R>(u(gen)), static_cast<R>(u(gen))};
-  if (in_place) y = x;  // the pass reads every element of a block before it writes any
-  else for (auto& v : y) v = {R(7), R(7)};
-  ax::Args<R> args{in_place ? y.data() : x.data(), y.data(), tw.data(), cols, ld, dist, static_cast<R>(scale),
-                   backward, inverse_laplacian(batch, n, ld, scale)};
+  Columns<R> t(n, in_place, 3);
+  auto args = t.args(scale, backward, inverse_laplacian(t.batch, n, t.ld, scale));
   if (S) {
-    args.row_axis = ax::spectral_row_axis(args.mult, n, ld, cols, batch, dist);
+    args.row_axis = ax::spectral_row_axis(args.mult, n, t.ld, t.cols, t.batch, t.dist);
     ASSERT_EQ(args.row_axis, 1);
   }
-  emulate<R, P, Q, C, S, H>(args, batch);
-  for (long long i = 0; i < batch * dist; ++i)
-    if (i % ld >= cols) ASSERT_TRUE(y[i].x == R(7) && y[i].y == R(7)) << "element " << i << " outside the columns";
-  double num = 0, den = 0;
-  std::vector<double> re(n), im(n);
+  emulate<R, P, Q, C, S, H>(args, t.batch);
+  ASSERT_EQ(t.changed_outside(), -1) << "an element outside the columns";
   const tessera::testing::ReferenceDft<double> dft(n, backward ? 1 : -1);
-  for (long long b = 0; b < batch; ++b)
-    for (long long c = 0; c < cols; ++c) {
-      for (long long j = 0; j < n; ++j) re[j] = x[b * dist + j * ld + c].x, im[j] = x[b * dist + j * ld + c].y;
-      dft(re, im);
-      for (long long k = 0; k < n; ++k) {
-        const double f = S ? inverse_laplacian_factor(k, c, n, scale) : scale;
-        const std::complex<double> want(re[k] * f, im[k] * f);
-        const auto& g = y[b * dist + k * ld + c];
-        num += std::norm(std::complex<double>(g.x, g.y) - want), den += std::norm(want);
-      }
+  const double err = t.error([&](long long c, std::vector<double>& re, std::vector<double>& im) {
+    dft(re, im);
+    for (long long k = 0; k < n; ++k) {
+      const double f = S ? inverse_laplacian_factor(k, c, n, scale) : scale;
+      re[k] *= f, im[k] *= f;
     }
-  EXPECT_LE(std::sqrt(num / den), sizeof(R) == 4 ? 2e-6 : 1e-14)
+  });
+  EXPECT_LE(err, sizeof(R) == 4 ? 2e-6 : 1e-14)
       << "n " << n << " C " << C << (backward ? " backward" : " forward") << (in_place ? " in place" : "")
       << (S ? " spectral" : "") << (H ? " halves" : "");
 }
@@ -128,42 +160,25 @@ void check_tiles() {
 // the backward's scale, in place and out (the other columns of the rows kept).
 template <class R, int P, int Q, int C, bool H = false>
 void check_round_trip(bool in_place) {
-  constexpr long long n = P * Q, cols = 19, batch = 2;
-  const long long ld = in_place ? cols : cols + 5, dist = n * ld;
+  constexpr long long n = P * Q;
   const double scale = 0.25, factor_scale = 1.0 / n;
-  std::vector<ax::Cx<R>> x(batch * dist), y(batch * dist);
-  const auto tw = ax::twiddle_table<R>(n);
-  std::mt19937 gen(5);
-  std::uniform_real_distribution<double> u(-1, 1);
-  for (auto& v : x) v = {static_cast<R>(u(gen)), static_cast<R>(u(gen))};
-  if (in_place) y = x;
-  else for (auto& v : y) v = {R(7), R(7)};
-  ax::Args<R> args{in_place ? y.data() : x.data(), y.data(), tw.data(), cols, ld, dist, static_cast<R>(scale),
-                   false, inverse_laplacian(batch, n, ld, factor_scale)};
-  args.row_axis = ax::spectral_row_axis(args.mult, n, ld, cols, batch, dist);
+  Columns<R> t(n, in_place, 5);
+  auto args = t.args(scale, false, inverse_laplacian(t.batch, n, t.ld, factor_scale));
+  args.row_axis = ax::spectral_row_axis(args.mult, n, t.ld, t.cols, t.batch, t.dist);
   ASSERT_EQ(args.row_axis, 1);
-  emulate<R, P, Q, C, true, H, true>(args, batch);
-  for (long long i = 0; i < batch * dist; ++i)
-    if (i % ld >= cols) ASSERT_TRUE(y[i].x == R(7) && y[i].y == R(7)) << "element " << i << " outside the columns";
-  double num = 0, den = 0;
-  std::vector<double> re(n), im(n);
+  emulate<R, P, Q, C, true, H, true>(args, t.batch);
+  ASSERT_EQ(t.changed_outside(), -1) << "an element outside the columns";
   const tessera::testing::ReferenceDft<double> forward(n, -1), backward(n, 1);
-  for (long long b = 0; b < batch; ++b)
-    for (long long c = 0; c < cols; ++c) {
-      for (long long j = 0; j < n; ++j) re[j] = x[b * dist + j * ld + c].x, im[j] = x[b * dist + j * ld + c].y;
-      forward(re, im);
-      for (long long k = 0; k < n; ++k) {
-        const double f = inverse_laplacian_factor(k, c, n, factor_scale);
-        re[k] *= f, im[k] *= f;
-      }
-      backward(re, im);
-      for (long long j = 0; j < n; ++j) {
-        const std::complex<double> want(re[j] * scale, im[j] * scale);
-        const auto& g = y[b * dist + j * ld + c];
-        num += std::norm(std::complex<double>(g.x, g.y) - want), den += std::norm(want);
-      }
+  const double err = t.error([&](long long c, std::vector<double>& re, std::vector<double>& im) {
+    forward(re, im);
+    for (long long k = 0; k < n; ++k) {
+      const double f = inverse_laplacian_factor(k, c, n, factor_scale);
+      re[k] *= f, im[k] *= f;
     }
-  EXPECT_LE(std::sqrt(num / den), sizeof(R) == 4 ? 2e-6 : 1e-14)
+    backward(re, im);
+    for (long long j = 0; j < n; ++j) re[j] *= scale, im[j] *= scale;
+  });
+  EXPECT_LE(err, sizeof(R) == 4 ? 2e-6 : 1e-14)
       << "round trip n " << n << " C " << C << (in_place ? " in place" : "") << (H ? " halves" : "");
 }
 
