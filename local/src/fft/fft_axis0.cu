@@ -92,23 +92,37 @@ void dispatch(const Args<R>& a, long long n, long long batch, int tile_bytes, bo
   }
 }
 
-// Args of either precision for `dispatch`.
+// One launch's description, of either precision (the entry points' arguments).
+struct Pass {
+  const void* in;
+  void* out;
+  const void* tw;
+  bool single, backward;
+  long long n, cols, ld, batch, dist;
+  double scale;
+  int tile_bytes;
+  bool halves;
+};
+
 template <class R>
-Args<R> args_of(const void* in, void* out, const void* tw, long long cols, long long ld, long long dist,
-                double scale, bool backward, const StoreParams& mult, int row_axis) {
-  return {static_cast<const Cx<R>*>(in), static_cast<Cx<R>*>(out), static_cast<const Cx<R>*>(tw), cols, ld, dist,
-          static_cast<R>(scale), backward, mult, row_axis};
+Args<R> args_of(const Pass& p, const StoreParams& mult, int row_axis) {
+  return {static_cast<const Cx<R>*>(p.in), static_cast<Cx<R>*>(p.out), static_cast<const Cx<R>*>(p.tw), p.cols, p.ld,
+          p.dist, static_cast<R>(p.scale), p.backward, mult, row_axis};
 }
 
-void check_batch(long long batch) {
-  if (batch > 65535)
-    throw InvalidArgument("fft axis-0 pass: batch " + std::to_string(batch) + " exceeds the grid's 65535");
-}
-
-void check_row_axis(const StoreParams& mult, int row_axis, long long n, long long ld) {
-  if (row_axis < 0 || row_axis >= mult.dims)
+// The checks every mode shares, then the kernel of the pass's precision: `mult` and `row_axis`
+// serve the spectral and round-trip modes (their block must have the rows as an axis).
+void run_pass(const Pass& p, const StoreParams& mult, int row_axis, Mode mode, cudaStream_t s) {
+  if (p.cols <= 0 || p.batch <= 0) return;
+  if (p.batch > 65535)
+    throw InvalidArgument("fft axis-0 pass: batch " + std::to_string(p.batch) + " exceeds the grid's 65535");
+  if (mode != Mode::scaled && (row_axis < 0 || row_axis >= mult.dims))
     throw InvalidArgument("fft axis-0 pass: the spectral factors' block has no axis of the pass's rows (" +
-                          std::to_string(n) + " rows " + std::to_string(ld) + " apart)");
+                          std::to_string(p.n) + " rows " + std::to_string(p.ld) + " apart)");
+  if (p.single)
+    dispatch(args_of<float>(p, mult, row_axis), p.n, p.batch, p.tile_bytes, p.halves, mode, s);
+  else
+    dispatch(args_of<double>(p, mult, row_axis), p.n, p.batch, p.tile_bytes, p.halves, mode, s);
 }
 
 template <class R>
@@ -139,31 +153,18 @@ void* axis0_twiddles(long long n, bool single) { return single ? twiddles<float>
 void axis0_fft_cuda(const void* in, void* out, const void* tw, bool single, bool backward, long long n,
                     long long cols, long long ld, long long batch, long long dist, double scale,
                     const StoreParams* spectral, int row_axis, int tile_bytes, bool halves, cudaStream_t s) {
-  if (cols <= 0 || batch <= 0) return;
-  check_batch(batch);
-  const StoreParams mult = spectral ? *spectral : StoreParams{};
-  if (spectral) check_row_axis(mult, row_axis, n, ld);
-  const Mode mode = spectral ? Mode::spectral : Mode::scaled;
-  if (single)
-    dispatch(args_of<float>(in, out, tw, cols, ld, dist, scale, backward, mult, row_axis), n, batch, tile_bytes,
-             halves, mode, s);
+  const Pass pass{in, out, tw, single, backward, n, cols, ld, batch, dist, scale, tile_bytes, halves};
+  if (spectral)
+    run_pass(pass, *spectral, row_axis, Mode::spectral, s);
   else
-    dispatch(args_of<double>(in, out, tw, cols, ld, dist, scale, backward, mult, row_axis), n, batch, tile_bytes,
-             halves, mode, s);
+    run_pass(pass, StoreParams{}, -1, Mode::scaled, s);
 }
 
 void axis0_round_trip_cuda(void* data, const void* tw, bool single, long long n, long long cols, long long ld,
                            long long batch, long long dist, double scale, const StoreParams& spectral, int row_axis,
                            int tile_bytes, bool halves, cudaStream_t s) {
-  if (cols <= 0 || batch <= 0) return;
-  check_batch(batch);
-  check_row_axis(spectral, row_axis, n, ld);
-  if (single)
-    dispatch(args_of<float>(data, data, tw, cols, ld, dist, scale, false, spectral, row_axis), n, batch, tile_bytes,
-             halves, Mode::round_trip, s);
-  else
-    dispatch(args_of<double>(data, data, tw, cols, ld, dist, scale, false, spectral, row_axis), n, batch, tile_bytes,
-             halves, Mode::round_trip, s);
+  const Pass pass{data, data, tw, single, false, n, cols, ld, batch, dist, scale, tile_bytes, halves};
+  run_pass(pass, spectral, row_axis, Mode::round_trip, s);
 }
 
 }  // namespace tessera::local::fft::detail

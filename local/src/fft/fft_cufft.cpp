@@ -280,7 +280,7 @@ class CufftPlan final : public PlanBackend {
     if (!b || form_ != Form::split || b->form_ != Form::split || d_.kind != Kind::r2c ||
         mult.spectral == StoreMultiply::Spectral::none)
       return false;
-    const long long n0 = d_.n[0], cols = d_.n[1] * (d_.n[2] / 2 + 1), batch = d_.n[0] * d_.batch;
+    const long long n0 = d_.n[0], cols = d_.n[1] * (d_.n[2] / 2 + 1);
     const StoreParams params = to_params(mult);
     const int row_axis = axis0::spectral_row_axis(params, n0, cols, cols, d_.batch, n0 * cols);
     if (row_axis < 0) return false;
@@ -290,15 +290,11 @@ class CufftPlan final : public PlanBackend {
     const Buffer mine = work_bytes() ? Buffer(work_bytes(), s) : Buffer();
     const Buffer theirs = b->work_bytes() ? Buffer(b->work_bytes(), s) : Buffer();
     std::scoped_lock lock(mu_, b->mu_);
-    if (plane_work_) planes(in, spectrum, Direction::forward, batch, 1.0, mine.data(), stream);
-    else run_cufft(const_cast<void*>(in), spectrum, Direction::forward, stream, mine.data());
+    split_planes(const_cast<void*>(in), spectrum, Direction::forward, mine.data(), stream);
     axis0_round_trip_cuda(spectrum, tw_, d_.precision == Precision::single, n0, cols, cols, d_.batch, n0 * cols,
                           backward_scale, params, row_axis, settings().fft_axis_tile, settings().fft_halves, stream);
     // (The backward's 2-D pass may overwrite the spectrum: it is the round trip's own.)
-    if (b->plane_work_)
-      b->planes(spectrum, out, Direction::backward, batch, 1.0, static_cast<char*>(theirs.data()) + b->copy_bytes_,
-                stream);
-    else b->run_cufft(spectrum, out, Direction::backward, stream, theirs.data());
+    b->split_planes(spectrum, out, Direction::backward, theirs.data(), stream);
     return true;
   }
 
@@ -371,17 +367,23 @@ class CufftPlan final : public PlanBackend {
     const long long cols = d_.n[1] * (d_.kind == Kind::c2c ? d_.n[2] : d_.n[2] / 2 + 1);
     std::lock_guard<std::mutex> lock(mu_);
     if (d_.kind == Kind::r2c) {
-      if (plane_work_) planes(in, out, dir, d_.n[0] * d_.batch, 1.0, work, stream);
-      else run_cufft(in, out, dir, stream, work);
+      split_planes(in, out, dir, work, stream);
       return pass(out, out, dir, mult, cols, cols, d_.batch, d_.n[0] * cols, stream);
     }
     // A preserving c2r's pass writes the copy that cuFFT (or the plane kernel) may overwrite; others
-    // run in place there. The plane kernel's counters follow that copy in the work area.
+    // run in place there.
     void* mid = d_.kind == Kind::c2c ? out : copy_bytes_ ? work : in;
     pass(in, mid, dir, mult, cols, cols, d_.batch, d_.n[0] * cols, stream);
+    split_planes(mid, out, dir, work, stream);
+  }
+
+  // A split plan's 2-D pass over its n[0] * batch planes, on the plane kernel or cuFFT; both keep
+  // their part of the work area after a preserving c2r's copy (copy_bytes_, 0 for other kinds).
+  // The caller holds mu_.
+  void split_planes(void* in, void* out, Direction dir, void* work, cudaStream_t stream) const {
     if (plane_work_)
-      return planes(mid, out, dir, d_.n[0] * d_.batch, 1.0, static_cast<char*>(work) + copy_bytes_, stream);
-    run_cufft(mid, out, dir, stream, work);
+      return planes(in, out, dir, d_.n[0] * d_.batch, 1.0, static_cast<char*>(work) + copy_bytes_, stream);
+    run_cufft(in, out, dir, stream, work);
   }
 
   // Creates the handle and plans it, with the store callback or without; a failure leaves no handle.
