@@ -78,7 +78,7 @@ void emulate(tessera::Runtime& rt, const Options& o, int P) {
   namespace lf = tessera::local::fft;
   const auto d = rt.device();
   const auto& s = tessera::Stream::default_for(d);
-  const lf::Precision prec = sizeof(C) == 8 ? lf::Precision::single : lf::Precision::double_;
+  const lf::Precision prec = lf::precision_of<typename C::value_type>();
   const index_t p0 = (o.nx + P - 1) / P, p1 = (o.ny + P - 1) / P;
   const index_t elems = std::max(p0 * o.ny * o.nz, o.nx * p1 * o.nz);
   tessera::local::Array<C, 1> buf(td::Index<1>{elems}, d);

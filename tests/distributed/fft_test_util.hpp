@@ -60,7 +60,7 @@ std::vector<std::complex<typename Real<In>::type>> serial(const std::vector<In>&
   lf::PlanDesc d;
   d.device = Device::host();
   d.kind = is_complex<In> ? lf::Kind::c2c : lf::Kind::r2c;
-  d.precision = sizeof(typename Real<In>::type) == 4 ? lf::Precision::single : lf::Precision::double_;
+  d.precision = lf::precision_of<typename Real<In>::type>();
   d.rank = R;
   for (int a = 0; a < R; ++a) d.n[a] = n[a];
   std::vector<C> out(lf::output_elements(lf::normalize(d)));

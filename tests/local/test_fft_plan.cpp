@@ -494,7 +494,7 @@ void check_round_trip(PlanDesc f, PlanDesc b, double scale = 1.0) {
 // not, scaled or not) and in place in the spectrum.
 template <class R>
 void check_round_trips(Device dev, std::initializer_list<long long> n, long long batch) {
-  const Precision p = sizeof(R) == 4 ? Precision::single : Precision::double_;
+  const Precision p = fft::precision_of<R>();
   const auto f = fft::make_desc(dev, Kind::r2c, p, n, batch);
   check_round_trip<R>(f, fft::make_desc(dev, Kind::c2r, p, n, batch));
   auto clobber = fft::make_desc(dev, Kind::c2r, p, n, batch);

@@ -82,7 +82,7 @@ void local_pass(const LocalPass<I, O, R>& lp, Device d, const Stream& stream) {
   lf::PlanDesc p;
   p.device = d;
   p.kind = kind;
-  p.precision = sizeof(typename RealOf<O>::type) == 4 ? lf::Precision::single : lf::Precision::double_;
+  p.precision = lf::precision_of<typename RealOf<O>::type>();
   p.rank = last - first + 1;
   for (int k = 0; k < p.rank; ++k) p.n[k] = logical[first + k];
   p.in_place = static_cast<const void*>(in) == static_cast<const void*>(out);
@@ -513,7 +513,7 @@ struct detail::Engine {
     lf::StoreMultiply m = *multiply(st, factor(Norm::forward, true), sp);
     local::Array<Out, R> spectrum(block(st.layout), dev);
     local::Array<In, R> res(block(first), dev);
-    const auto precision = sizeof(Real) == 4 ? lf::Precision::single : lf::Precision::double_;
+    const auto precision = lf::precision_of<Real>();
     const Index<R> shape = block(first);
     auto f = lf::make_desc(dev, lf::Kind::r2c, precision, {shape[0], shape[1], shape[2]});
     f.store_multiply = f.store_spectral = true;

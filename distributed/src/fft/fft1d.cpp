@@ -133,7 +133,7 @@ struct C2c1d {
     lf::PlanDesc p;
     p.device = dev;
     p.kind = lf::Kind::c2c;
-    p.precision = sizeof(Real) == 4 ? lf::Precision::single : lf::Precision::double_;
+    p.precision = lf::precision_of<Real>();
     p.rank = 1;
     p.n[0] = len;
     p.batch = batch;

@@ -89,7 +89,7 @@ void run_pass(const Pass<Real, R>& ps, const void* in, void* out, Device dev) {
   lf::PlanDesc p;
   p.device = dev;
   p.kind = ps.kind;
-  p.precision = sizeof(Real) == 4 ? lf::Precision::single : lf::Precision::double_;
+  p.precision = lf::precision_of<Real>();
   p.rank = ps.last - ps.first + 1;
   p.in_place = in == out;
   p.preserve_input = false;  // c2r reads a work copy of the caller's spectrum

@@ -16,6 +16,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <type_traits>
 
 #include "tessera/local/device.hpp"
 #include "tessera/local/stream.hpp"
@@ -26,6 +27,12 @@ namespace tessera::local::fft {
 enum class Kind : int { c2c, r2c, c2r };
 /// complex64 / complex128 (float / double real).
 enum class Precision : int { single, double_ };
+/// The precision of float (single) or double (double_) data, real or complex.
+template <class Real>
+constexpr Precision precision_of() {
+  static_assert(std::is_same_v<Real, float> || std::is_same_v<Real, double>, "float or double");
+  return std::is_same_v<Real, float> ? Precision::single : Precision::double_;
+}
 /// The sign of the exponent.
 enum class Direction : int { forward = -1, backward = +1 };
 
