@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "tessera/local/array.hpp"
+#include "tessera/local/element_types.hpp"
 #include "tessera/local/hd.hpp"
 #include "tessera/local/stream.hpp"
 
@@ -89,6 +90,29 @@ TESSERA_HD inline index_t along_of(index_t p, index_t len, index_t inner) { retu
 namespace host { TESSERA_ALGO_KERNELS }
 namespace cuda { TESSERA_ALGO_KERNELS }
 #undef TESSERA_ALGO_KERNELS
+
+// The explicit instantiations that each backend's translation unit makes at the end of its
+// namespace: the element types the public functions take.
+#define TESSERA_ALGO_INDEXING_INSTANCES(T)                                         \
+  template void gather<T>(const T*, const index_t*, index_t, T*, void*);           \
+  template void scatter<T>(T*, const index_t*, const T*, index_t, void*);          \
+  template void select<T>(const bool*, const T*, const T*, index_t, T*, void*);    \
+  template void nonzero_flags<T>(const T*, index_t, bool*, void*);                 \
+  template index_t compact<T>(const T*, const bool*, index_t, T*, void*);
+#define TESSERA_ALGO_ORDERED_INSTANCES(T)                                                                  \
+  template void histogram<T>(const T*, index_t, double, double, index_t, index_t*, void*);                \
+  template int sort<T>(const T*, T*, T*, index_t*, index_t*, index_t, bool, void*);                       \
+  template void split_points<T>(const T*, index_t, const T*, const int*, const index_t*, int, int, index_t*, void*);
+#define TESSERA_ALGO_SCAN_INSTANCES(T)                                                   \
+  template void scan<T>(const T*, T*, index_t, index_t, index_t, bool, void*);           \
+  template void scan_offset<T>(T*, const T*, index_t, index_t, index_t, bool, void*);    \
+  template void scan_fold<T>(const T*, int, index_t, bool, T*, void*);
+#define TESSERA_ALGO_KERNEL_INSTANCES                          \
+  TESSERA_FOR_EACH_ELEMENT(TESSERA_ALGO_INDEXING_INSTANCES)    \
+  TESSERA_FOR_EACH_INTEGER(TESSERA_ALGO_ORDERED_INSTANCES)     \
+  TESSERA_FOR_EACH_REAL(TESSERA_ALGO_ORDERED_INSTANCES)        \
+  TESSERA_ALGO_SCAN_INSTANCES(std::int64_t)                    \
+  TESSERA_FOR_EACH_FFT(TESSERA_ALGO_SCAN_INSTANCES)
 
 // The dispatch: the kernel of the stream's device, with that device current.
 template <class T>

@@ -97,27 +97,6 @@ template <class T> void histogram(const T* x, index_t n, double lo, double hi, i
     if (const index_t b = bin_of(x[i], lo, hi, bins); b >= 0) ++counts[b];
 }
 
-#define TESSERA_INDEXING(T)                                                        \
-  template void gather<T>(const T*, const index_t*, index_t, T*, void*);           \
-  template void scatter<T>(T*, const index_t*, const T*, index_t, void*);          \
-  template void select<T>(const bool*, const T*, const T*, index_t, T*, void*);    \
-  template void nonzero_flags<T>(const T*, index_t, bool*, void*);                 \
-  template index_t compact<T>(const T*, const bool*, index_t, T*, void*);
-TESSERA_FOR_EACH_ELEMENT(TESSERA_INDEXING)
-#define TESSERA_HISTOGRAM(T) template void histogram<T>(const T*, index_t, double, double, index_t, index_t*, void*);
-TESSERA_FOR_EACH_INTEGER(TESSERA_HISTOGRAM)
-TESSERA_FOR_EACH_REAL(TESSERA_HISTOGRAM)
-
-#define TESSERA_SORT(T)                                                                                   \
-  template int sort<T>(const T*, T*, T*, index_t*, index_t*, index_t, bool, void*);                                 \
-  template void split_points<T>(const T*, index_t, const T*, const int*, const index_t*, int, int, index_t*, void*);
-TESSERA_FOR_EACH_INTEGER(TESSERA_SORT)
-TESSERA_FOR_EACH_REAL(TESSERA_SORT)
-#define TESSERA_SCAN(T)                                                                 \
-  template void scan<T>(const T*, T*, index_t, index_t, index_t, bool, void*);                    \
-  template void scan_offset<T>(T*, const T*, index_t, index_t, index_t, bool, void*);   \
-  template void scan_fold<T>(const T*, int, index_t, bool, T*, void*);
-TESSERA_SCAN(std::int64_t)
-TESSERA_FOR_EACH_FFT(TESSERA_SCAN)
+TESSERA_ALGO_KERNEL_INSTANCES
 
 }  // namespace tessera::distributed::detail::host
