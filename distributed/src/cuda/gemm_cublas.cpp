@@ -82,11 +82,6 @@ template <class T> void gemm(const GemmArgs& g, const T* a, const T* b, T* c, vo
                  static_cast<int>(g.lda), g.sa, &beta, c, static_cast<int>(g.ldc), g.sc, static_cast<int>(g.batch));
 }
 
-template void gemm<float>(const GemmArgs&, const float*, const float*, float*, void*);
-template void gemm<double>(const GemmArgs&, const double*, const double*, double*, void*);
-template void gemm<std::complex<float>>(const GemmArgs&, const std::complex<float>*, const std::complex<float>*,
-                                        std::complex<float>*, void*);
-template void gemm<std::complex<double>>(const GemmArgs&, const std::complex<double>*, const std::complex<double>*,
-                                         std::complex<double>*, void*);
+TESSERA_GEMM_INSTANCES
 
 }  // namespace tessera::distributed::detail::cuda

@@ -6,6 +6,7 @@
 // m, n, k > 0.
 #pragma once
 #include "tessera/distributed/linalg.hpp"
+#include "tessera/local/element_types.hpp"
 #include "tessera/local/stream.hpp"
 
 namespace tessera::distributed::detail {
@@ -24,5 +25,9 @@ namespace cuda {
 template <class T> void gemm(const GemmArgs& g, const T* a, const T* b, T* c, void* stream);
 }
 template <class T> void gemm_kernel(const GemmArgs& g, const T* a, const T* b, T* c, const Stream& s);
+
+// Each backend's explicit instantiations, at the end of its namespace: the types matmul takes.
+#define TESSERA_GEMM_INSTANCE(T) template void gemm<T>(const GemmArgs&, const T*, const T*, T*, void*);
+#define TESSERA_GEMM_INSTANCES TESSERA_FOR_EACH_FFT(TESSERA_GEMM_INSTANCE)
 
 }  // namespace tessera::distributed::detail

@@ -31,11 +31,6 @@ template <class T> void gemm(const GemmArgs& g, const T* a, const T* b, T* c, vo
   for (index_t i = 0; i < g.batch; ++i) one(g, a + i * g.sa, b + i * g.sb, c + i * g.sc);
 }
 
-template void gemm<float>(const GemmArgs&, const float*, const float*, float*, void*);
-template void gemm<double>(const GemmArgs&, const double*, const double*, double*, void*);
-template void gemm<std::complex<float>>(const GemmArgs&, const std::complex<float>*, const std::complex<float>*,
-                                        std::complex<float>*, void*);
-template void gemm<std::complex<double>>(const GemmArgs&, const std::complex<double>*, const std::complex<double>*,
-                                         std::complex<double>*, void*);
+TESSERA_GEMM_INSTANCES
 
 }  // namespace tessera::distributed::detail::host
