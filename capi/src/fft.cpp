@@ -56,25 +56,27 @@ struct PlanT : PlanBase {
                            (out ? out->device : in.device).str());
   }
 
-  tessera_array execute_new(bool forward, ArrayBase& in, fft::Norm norm) const override {
-    check_arrays(forward, in, nullptr);
+  // `in` checked as the input of a forward transform into a new array (its dtype, rank, device and
+  // the plan's input layout), with Tessera's stream waiting for its stream.
+  const distributed::Array<In, R>& forward_input(ArrayBase& in) const {
+    check_arrays(true, in, nullptr);
     before(in);
-    if (forward) {
-      const auto& x = typed<In, R>(in);
-      check_layout(x.layout(), plan->input_layout(), "in");
-      return wrap(plan->forward(x, norm), in);
-    }
+    const auto& x = typed<In, R>(in);
+    check_layout(x.layout(), plan->input_layout(), "in");
+    return x;
+  }
+
+  tessera_array execute_new(bool forward, ArrayBase& in, fft::Norm norm) const override {
+    if (forward) return wrap(plan->forward(forward_input(in), norm), in);
+    check_arrays(false, in, nullptr);
+    before(in);
     const auto& y = typed<Out, R>(in);
     check_layout(y.layout(), output_layout(), "in");
     return wrap(plan->backward(y, norm), in);
   }
 
   tessera_array apply_new(ArrayBase& in, const fft::Spectral& multiply) const override {
-    check_arrays(true, in, nullptr);
-    before(in);
-    const auto& x = typed<In, R>(in);
-    check_layout(x.layout(), plan->input_layout(), "in");
-    return wrap(plan->apply(x, multiply), in);
+    return wrap(plan->apply(forward_input(in), multiply), in);
   }
 
   void execute(bool forward, ArrayBase& in, ArrayBase& out, fft::Norm norm) const override {
