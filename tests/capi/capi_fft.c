@@ -235,25 +235,35 @@ static double box_wave(const int64_t* g, const int64_t* shape, int lap) {
   }
   return lap ? -3 * (2 * kPi) * (2 * kPi) * u : u;
 }
-/* Writes box_wave into a's block (what == NULL), or checks a's block against it within tol. */
-static void box_wave_block(tessera_array a, const int64_t* shape, int lap, double tol, const char* what) {
+/* box_wave over a's block, in the block's order (*n elements; the caller frees it). */
+static double* box_wave_of_block(tessera_array a, const int64_t* shape, int lap, int64_t* n) {
   tessera_layout l;
   int64_t lo[3], hi[3], g[3];
   OK(tessera_array_layout(a, &l));
   OK(tessera_layout_info(l, NULL, NULL, lo, hi, NULL));
-  const int64_t n = box_size(3, lo, hi);
-  double* host = malloc((size_t)(n ? n : 1) * sizeof(double));
-  if (what) OK(tessera_array_read(a, host, n));
-  memcpy(g, lo, sizeof g);
-  double err = 0;
-  for (int64_t i = 0; i < n; ++i, next_index(3, g, lo, hi)) {
-    if (what) err = fmax(err, fabs(host[i] - box_wave(g, shape, lap)));
-    else host[i] = box_wave(g, shape, lap);
-  }
-  if (what) CHECK(err <= tol, "%s: error %g (tolerance %g)", what, err, tol);
-  else OK(tessera_array_write(a, host, n));
-  free(host);
   OK(tessera_layout_free(l));
+  *n = box_size(3, lo, hi);
+  double* v = malloc((size_t)(*n ? *n : 1) * sizeof(double));
+  memcpy(g, lo, sizeof g);
+  for (int64_t i = 0; i < *n; ++i, next_index(3, g, lo, hi)) v[i] = box_wave(g, shape, lap);
+  return v;
+}
+static void fill_box_wave(tessera_array a, const int64_t* shape, int lap) {
+  int64_t n;
+  double* v = box_wave_of_block(a, shape, lap, &n);
+  OK(tessera_array_write(a, v, n));
+  free(v);
+}
+static void check_box_wave(tessera_array a, const int64_t* shape, int lap, double tol, const char* what) {
+  int64_t n;
+  double* want = box_wave_of_block(a, shape, lap, &n);
+  double* got = malloc((size_t)(n ? n : 1) * sizeof(double));
+  OK(tessera_array_read(a, got, n));
+  double err = 0;
+  for (int64_t i = 0; i < n; ++i) err = fmax(err, fabs(got[i] - want[i]));
+  CHECK(err <= tol, "%s: error %g (tolerance %g)", what, err, tol);
+  free(got);
+  free(want);
 }
 
 /* tessera_fft_apply_spectral: the inverse Laplacian of f gives u, the Laplacian of u gives f, on
@@ -270,13 +280,13 @@ static void spectral(void) {
   OK(tessera_fft_plan_create(in, TESSERA_F64, TESSERA_FFT_R2C, TESSERA_DECOMP_AUTO, 0, &p));
   OK(tessera_array_create(in, TESSERA_F64, &f));
   OK(tessera_array_create(in, TESSERA_F64, &u));
-  box_wave_block(f, shape, 1, 0, NULL);
-  box_wave_block(u, shape, 0, 0, NULL);
+  fill_box_wave(f, shape, 1);
+  fill_box_wave(u, shape, 0);
   OK(tessera_fft_apply_spectral(p, f, TESSERA_SPECTRAL_INVERSE_LAPLACIAN, kSides, &got));
-  box_wave_block(got, shape, 0, 1e-12, "inverse Laplacian");
+  check_box_wave(got, shape, 0, 1e-12, "inverse Laplacian");
   OK(tessera_array_free(got));
   OK(tessera_fft_apply_spectral(p, u, TESSERA_SPECTRAL_LAPLACIAN, kSides, &got));
-  box_wave_block(got, shape, 1, 1e-9, "Laplacian");
+  check_box_wave(got, shape, 1, 1e-9, "Laplacian");
   OK(tessera_array_free(got));
   got.id = 0;
   const double bad_sides[3] = {1, 0, 3};
